@@ -1,0 +1,1 @@
+"""fixbot: from a red CI run to a minimal, verified fix PR."""

@@ -1,0 +1,1 @@
+"""The `fixbot` command line: one module per subcommand, each with a register(subparsers) function."""

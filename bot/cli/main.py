@@ -1,0 +1,65 @@
+"""Entry point of `fixbot`: parse, dispatch, and turn user mistakes into one line and exit status 2."""
+from __future__ import annotations
+
+import argparse
+import logging
+import signal
+import sys
+from importlib.metadata import PackageNotFoundError, version
+
+from sandbox.errors import SandboxError
+
+from ..errors import UserError
+from . import demo_cmd, sandbox_cmd
+
+EXIT_BAD_INPUT = 2
+EXIT_INTERRUPTED = 130
+USER_ERRORS: tuple[type[Exception], ...] = (UserError, SandboxError)
+SUBCOMMANDS = (demo_cmd, sandbox_cmd)
+
+
+def _version() -> str:
+    try:
+        return version("fixbot")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="fixbot",
+        description="fixbot turns red CI green: it finds the function behind a failing test, repairs it with "
+                    "a reflection agent whose candidates run in a Docker sandbox, and proposes a minimal diff.",
+        epilog="Run `fixbot COMMAND --help` for the options of each command.",
+    )
+    parser.add_argument("--version", action="version", version=f"fixbot {_version()}")
+    parser.add_argument("-v", "--verbose", action="store_true", help="show debug logging")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for module in SUBCOMMANDS:
+        module.register(sub)
+    return parser
+
+
+def _terminate(signum: int, _frame: object) -> None:
+    # SIGTERM (CI cancelling a job) unwinds like Ctrl-C so sandbox containers are removed on the way out.
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="fixbot: %(message)s")
+    for noisy in ("urllib3", "docker", "httpx", "httpcore"):
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+    signal.signal(signal.SIGTERM, _terminate)
+    try:
+        return int(args.handler(args) or 0)
+    except USER_ERRORS as exc:
+        print(f"fixbot: error: {exc}", file=sys.stderr)
+        return EXIT_BAD_INPUT
+    except KeyboardInterrupt:
+        print("fixbot: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,1 @@
+"""HumanEvalFix replay: the agent and the sandbox measured on 164 buggy functions."""

@@ -1,0 +1,254 @@
+"""The job runner. Standard library only: the host starts it as `python3 -I -c <source>`.
+
+In the Docker sandbox it is PID 1 of a warm container whose stdin stays attached to the host; for the local
+fallback it is a host subprocess that serves one request. Requests and answers on stdin/stdout:
+  request: one JSON line (the header, with "tar_size"), then that many bytes of an uncompressed tar whose
+           members are "<job index>/<path>";
+  answer:  one JSON line, {"results": [...]}, in job order.
+The loop ends at EOF: when the host process goes away, Docker closes the stdin (StdinOnce), the runner exits and
+auto-remove deletes the container, even if the host was killed.
+
+Why a resident runner instead of `docker exec` per run: an exec costs ~100 ms here, files cannot go in with
+put_archive (tmpfs, read-only root), and one request can run a whole batch of candidates in parallel.
+"""
+import ctypes
+import io
+import json
+import os
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tarfile
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+CHUNK = 65536
+OOM_COUNTERS = (
+    ("/sys/fs/cgroup/memory.events", "oom_kill"),  # cgroup v2
+    ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),  # cgroup v1
+)
+RLIMITS = {"as_mb": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC, "cpu_s": resource.RLIMIT_CPU}
+
+
+class CappedBuffer:
+    """Keeps the head and the tail of a stream (the end of a test log matters most), at most `cap` bytes."""
+
+    def __init__(self, cap):
+        self.head_cap = cap // 2
+        self.tail_cap = cap - self.head_cap
+        self.head = bytearray()
+        self.tail = bytearray()
+        self.total = 0
+
+    def feed(self, data):
+        self.total += len(data)
+        room = self.head_cap - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > self.tail_cap:
+                del self.tail[: len(self.tail) - self.tail_cap]
+
+    @property
+    def dropped(self):
+        return self.total - len(self.head) - len(self.tail)
+
+    def text(self):
+        head = bytes(self.head).decode("utf-8", "backslashreplace")
+        tail = bytes(self.tail).decode("utf-8", "backslashreplace")
+        if not self.dropped:
+            return head + tail
+        return "%s\n[... fixbot sandbox: %d bytes of output dropped ...]\n%s" % (head, self.dropped, tail)
+
+
+def _drain(fd, buf):
+    try:
+        while True:
+            data = os.read(fd, CHUNK)
+            if not data:
+                return
+            buf.feed(data)
+    except OSError:
+        return
+    finally:
+        os.close(fd)
+
+
+def _oom_kills():
+    for path, key in OOM_COUNTERS:
+        try:
+            with open(path) as f:
+                for line in f:
+                    name, _, value = line.partition(" ")
+                    if name == key:
+                        return int(value)
+        except (OSError, ValueError):
+            continue
+    return None
+
+
+def _harden(pid, options):
+    """Applied from the parent right after spawn: preexec_fn is unsafe with threads."""
+    if options.get("oom_first"):
+        try:  # the OOM killer then picks the job, never the runner
+            with open("/proc/%d/oom_score_adj" % pid, "w") as f:
+                f.write("1000")
+        except OSError:
+            pass
+    for key, res in RLIMITS.items():
+        value = options.get("rlimits", {}).get(key)
+        if value:
+            value = value * 1024 * 1024 if key == "as_mb" else value
+            try:
+                resource.prlimit(pid, res, (value, value))
+            except (OSError, ValueError):
+                pass
+
+
+def _killpg(pid):
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except OSError:
+        pass
+
+
+def run_job(job, workdir, env, options):
+    cap = options["output_bytes"]
+    tmp = os.path.join(workdir, ".tmp")
+    os.makedirs(tmp, exist_ok=True)
+    child_env = dict(env, HOME=workdir, TMPDIR=tmp)
+    out, err = CappedBuffer(cap), CappedBuffer(cap)
+    oom_before = _oom_kills()
+    start = time.monotonic()
+    try:
+        proc = subprocess.Popen(
+            job["command"], cwd=workdir, env=child_env, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True, bufsize=0,
+        )
+    except OSError as exc:
+        code = 127 if isinstance(exc, FileNotFoundError) else 126
+        message = "fixbot sandbox: cannot run %r: %s\n" % (job["command"][0], exc.strerror or exc)
+        return {"exit_code": code, "stdout": "", "stderr": message, "duration_s": time.monotonic() - start,
+                "timed_out": False, "oom_killed": False, "truncated": False}
+    _harden(proc.pid, options)
+    readers = []
+    for pipe, buf in ((proc.stdout, out), (proc.stderr, err)):
+        fd = os.dup(pipe.fileno())
+        pipe.close()
+        reader = threading.Thread(target=_drain, args=(fd, buf), daemon=True)
+        reader.start()
+        readers.append(reader)
+    timed_out = False
+    try:
+        code = proc.wait(timeout=job["timeout"])
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    duration = time.monotonic() - start
+    _killpg(proc.pid)  # background children of the run end with it
+    code = proc.wait()
+    for reader in readers:
+        # A process that left the group may hold a pipe open; the sweep after the batch ends it.
+        reader.join(timeout=2.0)
+    oom_after = _oom_kills()
+    oom = (not timed_out and code == -signal.SIGKILL and oom_before is not None
+           and oom_after is not None and oom_after > oom_before)
+    return {"exit_code": code, "stdout": out.text(), "stderr": err.text(), "duration_s": duration,
+            "timed_out": timed_out, "oom_killed": oom, "truncated": bool(out.dropped or err.dropped)}
+
+
+def _safe_member(member, root):
+    name = member.name
+    parts = name.split("/")
+    if name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
+        raise ValueError("refusing tar member %r" % name)
+    return os.path.join(root, name)
+
+
+def extract(stream, root, n_jobs):
+    for i in range(n_jobs):
+        os.makedirs(os.path.join(root, str(i)), exist_ok=True)
+    with tarfile.open(fileobj=stream, mode="r|") as tar:
+        for member in tar:
+            _safe_member(member, root)
+            tar.extract(member, root, set_attrs=member.isfile())
+
+
+def sweep():
+    """After a request: kill every other process of the container, then reap them (we are PID 1)."""
+    me = os.getpid()
+    for name in os.listdir("/proc"):
+        if name.isdigit() and int(name) != me:
+            try:
+                os.kill(int(name), signal.SIGKILL)
+            except OSError:
+                pass
+    deadline = time.monotonic() + 2.0
+    while time.monotonic() < deadline:
+        try:
+            pid, _ = os.waitpid(-1, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if pid == 0:
+            time.sleep(0.005)
+
+
+def _clear_dir(path):
+    try:
+        for name in os.listdir(path):
+            full = os.path.join(path, name)
+            shutil.rmtree(full, ignore_errors=True) if os.path.isdir(full) else os.unlink(full)
+    except OSError:
+        pass
+
+
+def _not_dumpable():
+    """Jobs run as our uid; without this they could open /proc/<runner>/fd/1 and forge answers."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
+    except (OSError, AttributeError):
+        pass
+
+
+def handle(header, payload):
+    options = header["options"]
+    jobs = header["jobs"]
+    in_container = options.get("in_container", False)
+    root = tempfile.mkdtemp(prefix="run-", dir=options.get("root") or None)
+    try:
+        extract(io.BytesIO(payload), root, len(jobs))
+        env = options["env"]
+        with ThreadPoolExecutor(max_workers=max(1, options.get("parallel", 1))) as pool:
+            futures = [pool.submit(run_job, job, os.path.join(root, str(i)), env, options)
+                       for i, job in enumerate(jobs)]
+            return [f.result() for f in futures]
+    finally:
+        if in_container and os.getpid() == 1:  # never sweep a machine we do not own
+            sweep()
+            _clear_dir("/dev/shm")
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def serve(stdin, stdout):
+    _not_dumpable()
+    while True:
+        line = stdin.readline()
+        if not line:
+            return
+        header = json.loads(line)
+        payload = stdin.read(header["tar_size"])
+        try:
+            answer = {"results": handle(header, payload)}
+        except Exception as exc:  # a bad request must not end a warm container
+            answer = {"error": "%s: %s" % (exc.__class__.__name__, exc)}
+        stdout.write(json.dumps(answer).encode() + b"\n")
+        stdout.flush()
+
+
+if __name__ == "__main__":
+    serve(sys.stdin.buffer, sys.stdout.buffer)

