@@ -93,7 +93,7 @@ class DockerSandbox:
             self._release(worker, healthy)
 
     def run(self, files: Mapping[str, FileContent], command: Sequence[str], timeout: float = 30.0) -> RunResult:
-        return self.run_batch([Job(files=files, command=list(command), timeout=timeout)])[0]
+        return self.run_batch([Job(files=files, command=command, timeout=timeout)])[0]
 
     def run_batch(self, jobs: Sequence[Job]) -> list[RunResult]:
         """Each job in its own process with its own timeout and result; spread over the pool's containers."""

@@ -83,7 +83,7 @@ def build_offline(client: docker.DockerClient, spec: ImageSpec, log: Callable[[s
 
 
 def build_from_dockerfile(client: docker.DockerClient, spec: ImageSpec, log: Callable[[str], None],
-                          base: str | None = None) -> str:
+                          base: str | None = None, tag: str | None = None) -> str:
     dockerfile = resources.files("sandbox").joinpath("assets/Dockerfile").read_bytes()
     context = io.BytesIO()
     with tarfile.open(fileobj=context, mode="w") as tar:
@@ -91,12 +91,13 @@ def build_from_dockerfile(client: docker.DockerClient, spec: ImageSpec, log: Cal
         info.size = len(dockerfile)
         tar.addfile(info, io.BytesIO(dockerfile))
     context.seek(0)
-    log(f"building {spec.tag()} from the Dockerfile" + (f" on {base}" if base else ""))
+    tag = tag or spec.tag()
+    log(f"building {tag} from the Dockerfile" + (f" on {base}" if base else ""))
     try:
-        client.images.build(fileobj=context, custom_context=True, tag=spec.tag(), rm=True,
+        client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True,
                             buildargs={"BASE": base} if base else None, labels=_labels(spec, "dockerfile"))
     except (BuildError, APIError) as exc:
         raise ImageBuildFailed(
             f"docker build failed: {exc}. Without a registry, use `fixbot sandbox build --offline`"
         ) from exc
-    return spec.tag()
+    return tag

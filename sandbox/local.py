@@ -23,7 +23,7 @@ class LocalSandbox:
         log.warning(WARNING)
 
     def run(self, files: Mapping[str, FileContent], command: Sequence[str], timeout: float = 30.0) -> RunResult:
-        return self.run_batch([Job(files=files, command=list(command), timeout=timeout)])[0]
+        return self.run_batch([Job(files=files, command=command, timeout=timeout)])[0]
 
     def run_batch(self, jobs: Sequence[Job]) -> list[RunResult]:
         jobs = list(jobs)

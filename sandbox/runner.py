@@ -27,6 +27,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 CHUNK = 65536
+WRITABLE = ("/work", "/dev/shm")
 OOM_COUNTERS = (
     ("/sys/fs/cgroup/memory.events", "oom_kill"),  # cgroup v2
     ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),  # cgroup v1
@@ -228,10 +229,13 @@ def handle(header, payload):
                        for i, job in enumerate(jobs)]
             return [f.result() for f in futures]
     finally:
+        shutil.rmtree(root, ignore_errors=True)
         if in_container and os.getpid() == 1:  # never sweep a machine we do not own
             sweep()
-            _clear_dir("/dev/shm")
-        shutil.rmtree(root, ignore_errors=True)
+            # The only writable places of the container: whatever a job left there must not reach the next
+            # (a planted conftest.py in /work would change every later pytest run).
+            for path in WRITABLE:
+                _clear_dir(path)
 
 
 def serve(stdin, stdout):

@@ -1,0 +1,30 @@
+"""The command line as a user meets it: help that explains, one-line errors, no tracebacks."""
+from __future__ import annotations
+
+import pytest
+
+from .conftest import run_fixbot
+
+
+@pytest.mark.parametrize("args", [[], ["sandbox"], ["sandbox", "build"], ["sandbox", "run"], ["sandbox", "gc"],
+                                  ["demo"]])
+def test_help_explains_every_command(args):
+    result = run_fixbot(*args, "--help")
+    assert result.returncode == 0 and result.stdout.startswith("usage: fixbot")
+
+
+def test_unknown_command_is_a_usage_error():
+    result = run_fixbot("frobnicate")
+    assert result.returncode == 2 and "invalid choice" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_run_without_command_is_one_line():
+    result = run_fixbot("sandbox", "run")
+    assert result.returncode == 2 and result.stderr.strip() == \
+        "fixbot: error: no command given: fixbot sandbox run [--file F] -- python3 F"
+
+
+def test_demo_runs_red_tests_in_the_sandbox(sandbox_image):
+    result = run_fixbot("demo")
+    assert result.returncode == 0, result.stderr
+    assert "assert 1.0 == 1.5" in result.stdout and "2 failed" in result.stdout

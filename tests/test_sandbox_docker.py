@@ -1,0 +1,217 @@
+"""The Docker sandbox's contract: typed results, fresh work dirs, batches, hardening, odd input, cleanup."""
+from __future__ import annotations
+
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+
+import pytest
+
+from sandbox import BadJob, Job, RunResult
+from sandbox.containers import LABEL, OWNER_LABEL
+
+from .conftest import REPO, run_fixbot, session_containers
+
+pytestmark = pytest.mark.timeout(240)
+
+
+def test_result_is_typed_and_faithful(docker_sandbox):
+    result = docker_sandbox.run({"t.py": "import sys\nprint('out')\nprint('err', file=sys.stderr)\nsys.exit(3)\n"},
+                                ["python3", "t.py"])
+    assert isinstance(result, RunResult)
+    assert (result.exit_code, result.stdout, result.stderr) == (3, "out\n", "err\n")
+    assert not (result.timed_out or result.oom_killed or result.truncated) and 0 < result.duration_s < 5
+
+
+def test_pytest_assertion_rewriting_reaches_the_output(docker_sandbox):
+    files = {"calc.py": "def half(x):\n    return x / 3\n",
+             "test_calc.py": "from calc import half\n\ndef test_half():\n    assert half(3) == 1.5\n"}
+    result = docker_sandbox.run(files, ["python3", "-m", "pytest", "-q", "-p", "no:cacheprovider"], timeout=60)
+    assert result.exit_code == 1
+    assert "assert 1.0 == 1.5" in result.stdout and "where 1.0 = half(3)" in result.stdout
+
+
+def test_each_run_gets_a_fresh_work_dir(docker_sandbox):
+    first = docker_sandbox.run({"a.txt": "1"}, ["sh", "-c", "pwd; ls -A; echo x > left.txt"])
+    second = docker_sandbox.run({"b.txt": "2"}, ["sh", "-c", "pwd; ls -A"])
+    assert first.ok and second.ok
+    assert second.stdout.split("\n")[0] != first.stdout.split("\n")[0]
+    assert "left.txt" not in second.stdout and "a.txt" not in second.stdout and "b.txt" in second.stdout
+
+
+def test_batch_keeps_order_and_per_job_timeouts(docker_sandbox):
+    jobs = [Job({"t.py": f"print({i})"}, ["python3", "t.py"], 20) for i in range(9)]
+    jobs[4] = Job({"t.py": "import time; time.sleep(60)"}, ["python3", "t.py"], 1.5)
+    jobs[6] = Job({"t.py": "raise SystemExit(7)"}, ["python3", "t.py"], 20)
+    start = time.monotonic()
+    results = docker_sandbox.run_batch(jobs)
+    assert time.monotonic() - start < 20
+    assert len(results) == 9
+    assert results[4].timed_out and 1.4 < results[4].duration_s < 5
+    assert results[6].exit_code == 7
+    assert [r.stdout.strip() for i, r in enumerate(results) if i not in (4, 6)] == \
+        [str(i) for i in range(9) if i not in (4, 6)]
+
+
+def test_odd_file_names_binary_content_and_exec_bits(docker_sandbox):
+    files = {"dir with space/ü \"quoted\" 'name'.txt": "unicode ok\n", "bin.dat": bytes(range(256)),
+             "run.sh": "#!/bin/sh\necho from-script\n"}
+    result = docker_sandbox.run(files, ["sh", "-c", "cat 'dir with space/ü \"quoted\" '\\''name'\\''.txt'; "
+                                                    "./run.sh; wc -c < bin.dat"])
+    assert result.ok, result
+    assert result.stdout.split() == ["unicode", "ok", "from-script", "256"]
+
+
+def test_non_utf8_output_is_kept_as_escapes(docker_sandbox):
+    result = docker_sandbox.run({"t.py": "import sys\nsys.stdout.buffer.write(b'ok \\xff\\xfe end')\n"},
+                                ["python3", "t.py"])
+    assert result.ok and result.stdout == "ok \\xff\\xfe end"
+
+
+@pytest.mark.parametrize("name", ["../escape.py", "/etc/passwd", "a/../../b", "", "nul\x00byte"])
+def test_unsafe_file_names_are_refused(docker_sandbox, name):
+    with pytest.raises(BadJob, match="bad file name"):
+        docker_sandbox.run({name: "x"}, ["true"])
+
+
+@pytest.mark.parametrize("command,timeout", [([], 5), ("python3 t.py", 5), (["true"], 0), (["true"], -1)])
+def test_bad_commands_and_timeouts_are_refused(docker_sandbox, command, timeout):
+    with pytest.raises(BadJob):
+        docker_sandbox.run({}, command, timeout=timeout)
+
+
+def test_missing_command_is_exit_127(docker_sandbox):
+    result = docker_sandbox.run({}, ["no-such-program", "--flag"])
+    assert result.exit_code == 127 and "no-such-program" in result.stderr
+
+
+def test_concurrent_callers_share_the_pool(docker_sandbox):
+    results: list[RunResult] = []
+    threads = [threading.Thread(target=lambda i=i: results.append(
+        docker_sandbox.run({"t.py": f"print({i})"}, ["python3", "t.py"]))) for i in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert sorted(int(r.stdout) for r in results) == list(range(6))
+
+
+def test_containers_are_hardened(docker_client, docker_sandbox):
+    docker_sandbox.run({}, ["true"])
+    [cid, *_] = session_containers(docker_client, docker_sandbox.session)
+    attrs = docker_client.api.inspect_container(cid)
+    host = attrs["HostConfig"]
+    assert host["NetworkMode"] == "none" and host["ReadonlyRootfs"] is True
+    assert host["CapDrop"] == ["ALL"] and "no-new-privileges" in host["SecurityOpt"]
+    assert host["Memory"] == docker_sandbox.limits.memory_mb * 2**20 and host["PidsLimit"] == docker_sandbox.limits.pids
+    assert host["NanoCpus"] == int(docker_sandbox.limits.cpus * 1e9)
+    assert attrs["Config"]["User"] == "65534:65534" and attrs["Config"]["Labels"][LABEL] == docker_sandbox.session
+    assert [m["Type"] for m in attrs["Mounts"]] == [] and host["Binds"] is None, "no host path may be mounted"
+    assert list(host["Tmpfs"]) == ["/work"]
+
+
+CHILD = """
+import sys, time
+from sandbox.docker_sandbox import DockerSandbox
+sb = DockerSandbox(pool_size=2)
+sb.run_batch([__import__('sandbox').Job({{}}, ['true'], 5)] * 2)
+print(sb.session, flush=True)
+{after}
+"""
+
+
+@pytest.mark.parametrize("how", ["sigint", "sigkill", "normal-exit"])
+def test_containers_are_removed_when_the_host_process_ends(docker_client, sandbox_image, how):
+    after = "sb.close()" if how == "normal-exit" else "time.sleep(600)"
+    proc = subprocess.Popen([sys.executable, "-c", CHILD.format(after=after)], cwd=REPO,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    session = proc.stdout.readline().strip()
+    assert session, proc.stderr.read()
+    assert how == "normal-exit" or len(session_containers(docker_client, session)) == 2
+    if how == "sigint":
+        proc.send_signal(subprocess.signal.SIGINT)
+    elif how == "sigkill":
+        proc.kill()  # no clean-up code runs: Docker closes the runner's stdin and auto-remove does the rest
+    proc.wait(30)
+    deadline = time.monotonic() + 30
+    while session_containers(docker_client, session) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert session_containers(docker_client, session) == []
+
+
+def test_gc_removes_leftovers_of_dead_owners(docker_client, sandbox_image):
+    dead_pid = subprocess.run(["true"]).returncode or 999_999  # no such process
+    container = docker_client.containers.run(
+        sandbox_image, ["python3", "-c", "import time; time.sleep(120)"], detach=True, network_mode="none",
+        labels={LABEL: "gc-test", OWNER_LABEL: f"{__import__('socket').gethostname()}:{dead_pid}"})
+    try:
+        result = run_fixbot("sandbox", "gc")
+        assert result.returncode == 0, result.stderr
+        assert session_containers(docker_client, "gc-test") == []
+    finally:
+        try:
+            container.remove(force=True)
+        except Exception:
+            pass
+
+
+def test_missing_image_is_a_clear_error(docker_client):
+    from sandbox import ImageMissing
+    from sandbox.docker_sandbox import DockerSandbox
+
+    with pytest.raises(ImageMissing, match="fixbot sandbox build --offline"):
+        DockerSandbox(image="fixbot-sandbox:does-not-exist", client=docker_client)
+    result = run_fixbot("sandbox", "run", "--", "true", env={"FIXBOT_SANDBOX_IMAGE": "fixbot-sandbox:nope"})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert result.stderr.strip().splitlines()[-1].startswith("fixbot: error: sandbox image fixbot-sandbox:nope")
+
+
+def test_missing_docker_engine_is_a_clear_error():
+    result = run_fixbot("sandbox", "run", "--", "true", env={"DOCKER_HOST": "unix:///nonexistent/docker.sock"})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "cannot reach the Docker engine" in result.stderr and "--sandbox local" in result.stderr
+
+
+def test_dockerfile_build_path(docker_client, sandbox_image):
+    """The registry path's Dockerfile, built here on the offline base (no registry on this machine)."""
+    from sandbox.docker_sandbox import DockerSandbox
+    from sandbox.image import ImageSpec, build_from_dockerfile
+
+    tag = "fixbot-sandbox-test:dockerfile"
+    try:
+        assert build_from_dockerfile(docker_client, ImageSpec(), lambda _: None, base=sandbox_image, tag=tag) == tag
+        labels = docker_client.images.get(tag).labels
+        assert labels["fixbot.sandbox.builder"] == "dockerfile"
+        with DockerSandbox(image=tag, pool_size=1, client=docker_client) as sb:
+            assert sb.run({}, ["python3", "-c", "import pytest, coverage"]).ok
+    finally:
+        docker_client.images.remove(tag, force=True)
+
+
+def test_offline_image_is_labelled(docker_client, sandbox_image):
+    labels = docker_client.images.get(sandbox_image).labels
+    assert labels["fixbot.sandbox.builder"] in ("offline", "dockerfile")
+    assert sandbox_image.endswith(labels["fixbot.sandbox.spec"])
+    result = run_fixbot("sandbox", "build", "--offline")
+    assert result.returncode == 0 and "is present" in result.stderr
+
+
+def test_cli_run_passes_exit_codes_and_output():
+    ok = run_fixbot("sandbox", "run", "--", "python3", "-c", "print(6 * 7)")
+    assert ok.returncode == 0 and ok.stdout == "42\n"
+    failed = run_fixbot("sandbox", "run", "--", "sh", "-c", "exit 5")
+    assert failed.returncode == 5
+    slow = run_fixbot("sandbox", "run", "--timeout", "1", "--", "sleep", "10")
+    assert slow.returncode == 124 and "timed out" in slow.stderr
+
+
+def test_cli_run_copies_files(tmp_path):
+    test = tmp_path / "test_x.py"
+    test.write_text(textwrap.dedent("""
+        def test_ok():
+            assert 1 + 1 == 2
+    """))
+    result = run_fixbot("sandbox", "run", "--file", str(test), "--", "python3", "-m", "pytest", "-q", "test_x.py")
+    assert result.returncode == 0 and "1 passed" in result.stdout
