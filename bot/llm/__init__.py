@@ -1,0 +1,17 @@
+"""LLM backends behind one protocol, chosen by a model spec string (see `spec.py`).
+
+Importing this package is cheap and has no side effects: openai, llama_cpp, torch and transformers are
+imported only when a backend that needs them is opened.
+"""
+from __future__ import annotations
+
+from .bundled import bundled_model_path, cache_dir, ensure_bundled_model
+from .errors import (BadAPIKey, BadModelSpec, LLMError, LLMRequestFailed, MissingAPIKey, ModelUnavailable,
+                     ScriptExhausted)
+from .scripted import ScriptedLLM
+from .spec import DEFAULT_MODEL, ModelSpec, open_llm, parse_model_spec
+from .types import LLM, Completion, Message
+
+__all__ = ["BadAPIKey", "BadModelSpec", "Completion", "DEFAULT_MODEL", "LLM", "LLMError", "LLMRequestFailed",
+           "Message", "MissingAPIKey", "ModelSpec", "ModelUnavailable", "ScriptExhausted", "ScriptedLLM",
+           "bundled_model_path", "cache_dir", "ensure_bundled_model", "open_llm", "parse_model_spec"]

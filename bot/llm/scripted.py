@@ -1,0 +1,78 @@
+"""A model that replays answers written in advance, so the agent can be tested without inference."""
+from __future__ import annotations
+
+import json
+import threading
+import time
+from pathlib import Path
+from typing import Any, Sequence
+
+from .errors import BadModelSpec, ScriptExhausted
+from .spec import ModelSpec
+from .types import Completion, Message, check_messages
+
+
+class ScriptedLLM:
+    """Answers with `answers[0]`, then `answers[1]`, … and raises ScriptExhausted after the last.
+
+    Token counts are whitespace word counts: deterministic, so token-budget guards can be tested.
+    Every conversation it was given is kept in `calls`, for assertions on what the agent sent.
+    """
+
+    def __init__(self, answers: Sequence[str], *, name: str = "scripted") -> None:
+        self.answers = [_answer_text(a, i) for i, a in enumerate(answers)]
+        self.name = name
+        self.calls: list[list[Message]] = []
+        self._lock = threading.Lock()
+
+    @classmethod
+    def from_spec(cls, spec: ModelSpec) -> "ScriptedLLM":
+        return cls(load_script(Path(spec.target).expanduser()), name=str(spec))
+
+    @classmethod
+    def from_file(cls, path: str | Path) -> "ScriptedLLM":
+        return cls(load_script(Path(path)), name=f"scripted:{path}")
+
+    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
+                 seed: int | None = None) -> Completion:
+        start = time.monotonic()
+        msgs = check_messages(messages)
+        with self._lock:
+            index = len(self.calls)
+            if index >= len(self.answers):
+                raise ScriptExhausted(f"{self.name} has {len(self.answers)} answer(s) and was asked for "
+                                      f"answer {index + 1}: add answers to the script")
+            self.calls.append(msgs)
+        text = self.answers[index]
+        return Completion(text=text, prompt_tokens=sum(len(m.content.split()) for m in msgs),
+                          completion_tokens=len(text.split()), latency_s=time.monotonic() - start,
+                          model=self.name, finish_reason="stop")
+
+
+def load_script(path: Path) -> list[str]:
+    """A JSON or YAML list whose items are strings or {"text": ...} mappings."""
+    try:
+        raw = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise BadModelSpec(f"cannot read the script {path}: {exc.strerror or exc}") from exc
+    import yaml  # a core dependency; imported here so `import bot.llm` stays light
+
+    try:
+        # YAML is a superset of JSON, but json gives clearer errors for .json files.
+        data = json.loads(raw) if path.suffix.lower() == ".json" else yaml.safe_load(raw)
+    except (ValueError, yaml.YAMLError) as exc:
+        raise BadModelSpec(f"the script {path} is not valid JSON/YAML: {exc}".replace("\n", " ")) from exc
+    if not isinstance(data, list):
+        raise BadModelSpec(f"the script {path} must hold a list of answers, not a {type(data).__name__}")
+    try:
+        return [_answer_text(item, i) for i, item in enumerate(data)]
+    except TypeError as exc:
+        raise BadModelSpec(f"the script {path}: {exc}") from exc
+
+
+def _answer_text(item: Any, index: int) -> str:
+    if isinstance(item, str):
+        return item
+    if isinstance(item, dict) and isinstance(item.get("text"), str):
+        return item["text"]
+    raise TypeError(f"answer {index + 1} must be a string or a mapping with a string 'text', not {item!r:.60}")

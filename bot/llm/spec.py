@@ -1,0 +1,92 @@
+"""Model spec strings, parsed in one place, and `open_llm`, the one place that picks a backend.
+
+    openai:MODEL                 any OpenAI-compatible server (api_base / api_key options or env)
+    llamacpp:bundled             the bundled offline model (the default)
+    llamacpp:/path/model.gguf    a local GGUF file
+    llamacpp:hf:OWNER/REPO/FILE.gguf   a GGUF from the Hugging Face Hub (needs the internet)
+    transformers:ID_OR_DIR       a Hub id or a local directory, in-process
+    scripted:FILE                replays answers from a JSON/YAML list (tests)
+"""
+from __future__ import annotations
+
+import inspect
+from dataclasses import dataclass
+from typing import Any, Callable, Literal
+
+from .errors import BadModelSpec
+from .types import LLM
+
+Kind = Literal["openai", "llamacpp", "transformers", "scripted"]
+DEFAULT_MODEL = "llamacpp:bundled"
+VALID_FORMS = ("openai:MODEL", "llamacpp:bundled", "llamacpp:/path/to/model.gguf",
+               "llamacpp:hf:OWNER/REPO/FILE.gguf", "transformers:HUB_ID_OR_DIR", "scripted:FILE.json|yaml")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    kind: Kind
+    target: str  # model name, file path, Hub id/dir, or script path; for llamacpp:hf: the file in the repo
+    hub_repo: str | None = None  # llamacpp:hf: only, "OWNER/REPO"
+
+    def __str__(self) -> str:
+        if self.hub_repo:
+            return f"{self.kind}:hf:{self.hub_repo}/{self.target}"
+        return f"{self.kind}:{self.target}"
+
+
+def parse_model_spec(text: str) -> ModelSpec:
+    raw = (text or "").strip()
+    prefix, sep, rest = raw.partition(":")
+    forms = ", ".join(VALID_FORMS)
+    if not sep or prefix not in ("openai", "llamacpp", "transformers", "scripted"):
+        raise BadModelSpec(f"unknown model spec {raw!r}: use one of {forms}")
+    rest = rest.strip()
+    if not rest:
+        example = {"openai": "openai:gpt-4o-mini", "llamacpp": "llamacpp:bundled",
+                   "transformers": "transformers:Qwen/Qwen2.5-Coder-0.5B-Instruct",
+                   "scripted": "scripted:answers.json"}[prefix]
+        raise BadModelSpec(f"model spec {raw!r} names no model after '{prefix}:', e.g. {example}")
+    if prefix == "llamacpp" and rest.startswith("hf:"):
+        owner_repo_file = rest[3:].strip("/").split("/")
+        if len(owner_repo_file) < 3 or not all(owner_repo_file) or not owner_repo_file[-1].endswith(".gguf"):
+            raise BadModelSpec(f"model spec {raw!r}: write llamacpp:hf:OWNER/REPO/FILE.gguf")
+        return ModelSpec("llamacpp", "/".join(owner_repo_file[2:]), hub_repo="/".join(owner_repo_file[:2]))
+    return ModelSpec(prefix, rest)  # type: ignore[arg-type]  # prefix was checked against Kind above
+
+
+def open_llm(spec: str | ModelSpec, **options: Any) -> LLM:
+    """Build the backend for `spec`. Options left as None are ignored, so a CLI can pass every flag it
+    has; an option that the chosen backend does not take is a user mistake and says so."""
+    parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    given = {k: v for k, v in options.items() if v is not None}
+    factory = _factory(parsed.kind)
+    _check_options(parsed, factory, given)
+    return factory(parsed, **given)
+
+
+def _factory(kind: Kind) -> Callable[..., LLM]:
+    # Imports stay inside: choosing `scripted:` must not import openai, llama_cpp or torch.
+    if kind == "openai":
+        from .openai_backend import OpenAILLM
+
+        return OpenAILLM.from_spec
+    if kind == "llamacpp":
+        from .llamacpp_backend import LlamaCppLLM
+
+        return LlamaCppLLM.from_spec
+    if kind == "transformers":
+        from .transformers_backend import TransformersLLM
+
+        return TransformersLLM.from_spec
+    from .scripted import ScriptedLLM
+
+    return ScriptedLLM.from_spec
+
+
+def _check_options(spec: ModelSpec, factory: Callable[..., LLM], given: dict[str, Any]) -> None:
+    params = inspect.signature(factory).parameters
+    accepted = [n for n, p in params.items() if p.kind is inspect.Parameter.KEYWORD_ONLY]
+    unknown = sorted(set(given) - set(accepted))
+    if unknown:
+        raise BadModelSpec(f"option(s) {', '.join(unknown)} do not apply to {spec.kind}: models "
+                           f"(it takes {', '.join(accepted) or 'no options'})")
