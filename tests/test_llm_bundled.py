@@ -1,0 +1,143 @@
+"""The bundled model for real: in process, and behind llama-cpp-python's OpenAI-compatible server.
+
+Slow on CPU (each answer costs seconds), so the calls are few and short, and the model is loaded once
+per session. A missing model or extra fails here; nothing is skipped.
+"""
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+
+import pytest
+
+from bot.llm import Completion, Message, ensure_bundled_model, open_llm
+from bot.llm.llamacpp_backend import LlamaCppLLM, available_cores
+
+pytestmark = pytest.mark.model
+
+BUGGY = "def add(a, b):\n    return a - b\n"
+TESTS = "assert add(2, 3) == 5\nassert add(-1, 1) == 0\nassert add(0, 0) == 0\n"
+REPAIR = [
+    Message("system", "You are an expert Python programmer. Fix the bug in the function. Reply with only the "
+                      "corrected function in a single ```python code block, without tests or explanations."),
+    Message("user", f"This function fails its tests.\n\n```python\n{BUGGY}```\n\nTests:\n```python\n{TESTS}```"),
+]
+
+
+def first_code_block(text: str) -> str:
+    m = re.search(r"```(?:python)?\s*\n(.*?)```", text, re.S)
+    return m.group(1) if m else text
+
+
+@pytest.fixture(scope="session")
+def model_path() -> Path:
+    return ensure_bundled_model(progress=False)
+
+
+@pytest.fixture(scope="session")
+def bundled() -> Iterator[LlamaCppLLM]:
+    llm = open_llm("llamacpp:bundled", progress=False)
+    assert isinstance(llm, LlamaCppLLM)
+    try:
+        yield llm
+    finally:
+        llm.close()
+
+
+@pytest.fixture(scope="session")
+def repair_answer(bundled: LlamaCppLLM) -> Completion:
+    return bundled.complete(REPAIR, temperature=0.0, max_tokens=96, seed=0)
+
+
+def test_the_bundled_model_repairs_a_function_that_then_passes_in_the_sandbox(repair_answer: Completion) -> None:
+    from sandbox import open_sandbox
+
+    fixed = first_code_block(repair_answer.text)
+    assert "def add" in fixed, repair_answer.text
+    source = f"{fixed}\n\n{TESTS}print('all asserts passed')\n"
+    with open_sandbox("docker") as sb:
+        r = sb.run({"test_add.py": source}, ["python3", "test_add.py"], timeout=30)
+    assert r.ok and "all asserts passed" in r.stdout, (repair_answer.text, r)
+
+
+def test_a_completion_records_usage_and_latency(repair_answer: Completion, bundled: LlamaCppLLM) -> None:
+    assert 60 < repair_answer.prompt_tokens < 200
+    assert 5 < repair_answer.completion_tokens <= 96
+    assert repair_answer.finish_reason in ("stop", "length")
+    assert 0 < repair_answer.latency_s < 120
+    assert repair_answer.model == "llamacpp:bundled"
+    assert bundled.n_ctx == 4096
+
+
+def test_the_shared_prefix_is_reused_between_calls(bundled: LlamaCppLLM) -> None:
+    system = Message("system", "You review Python code for a continuous integration bot. " * 25)
+    bundled.reset()
+    cold = bundled.complete([system, Message("user", "Is `return a - b` right for add?")], max_tokens=1)
+    warm = bundled.complete([system, Message("user", "Is `return a + b` right for sub?")], max_tokens=1)
+    assert cold.prompt_tokens > 250 and abs(cold.prompt_tokens - warm.prompt_tokens) < 5
+    # Only the tokens after the shared system prompt are evaluated again (measured: ~10x faster).
+    assert warm.latency_s < cold.latency_s / 3, (cold.latency_s, warm.latency_s)
+
+
+def test_threads_follow_the_cpu_affinity() -> None:
+    assert available_cores() == len(os.sched_getaffinity(0))
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def llama_server(model_path: Path) -> Iterator[str]:
+    """llama-cpp-python's own OpenAI-compatible server on a free loopback port, always stopped."""
+    port = free_port()
+    log = tempfile.TemporaryFile()
+    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", "bundled",
+           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(available_cores())]
+    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}/v1"
+    try:
+        deadline = time.monotonic() + 120
+        while True:
+            if proc.poll() is not None:
+                log.seek(0)
+                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{log.read().decode()[-2000:]}")
+            try:
+                with urllib.request.urlopen(f"{base}/models", timeout=2) as r:
+                    if r.status == 200:
+                        break
+            except OSError:
+                pass
+            if time.monotonic() > deadline:
+                pytest.fail("llama_cpp.server did not answer /v1/models within 120 s")
+            time.sleep(0.5)
+        yield base
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=15)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(timeout=15)
+        log.close()
+
+
+def test_the_openai_backend_talks_to_a_real_local_server(llama_server: str,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # loopback: no key needed
+    llm = open_llm("openai:bundled", api_base=llama_server, timeout_s=120, max_retries=1)
+    c = llm.complete([Message("system", "Answer with one word."),
+                      Message("user", "What keyword defines a function in Python?")], max_tokens=8, seed=0)
+    assert "def" in c.text.lower(), c
+    assert c.prompt_tokens > 10 and 0 < c.completion_tokens <= 8
+    assert c.finish_reason in ("stop", "length") and c.attempts == 1 and c.latency_s > 0
