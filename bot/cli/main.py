@@ -10,12 +10,13 @@ from importlib.metadata import PackageNotFoundError, version
 from sandbox.errors import SandboxError
 
 from ..errors import UserError
-from . import demo_cmd, sandbox_cmd
+from ..llm.errors import LLMError
+from . import demo_cmd, eval_cmd, graph_cmd, sandbox_cmd
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
-USER_ERRORS: tuple[type[Exception], ...] = (UserError, SandboxError)
-SUBCOMMANDS = (demo_cmd, sandbox_cmd)
+USER_ERRORS: tuple[type[Exception], ...] = (UserError, SandboxError, LLMError)
+SUBCOMMANDS = (demo_cmd, eval_cmd, graph_cmd, sandbox_cmd)
 
 
 def _version() -> str:

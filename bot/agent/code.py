@@ -1,0 +1,280 @@
+"""Model text -> one checked function: extract it, check its signature, hash it, and make it faithful.
+
+Faithful means the repaired function keeps the original's docstring, comments and untouched lines byte for
+byte, so that the diff shows only the fix: small models re-indent, re-quote and drop docstrings freely.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+import hashlib
+import io
+import re
+import textwrap
+import tokenize
+from dataclasses import dataclass
+from typing import Literal
+
+FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
+Problem = Literal["syntax", "signature", "missing"]
+
+
+@dataclass(frozen=True)
+class Extracted:
+    """A function found in model text, or the reason none could be used."""
+
+    code: str | None
+    problem: Problem | None = None
+    detail: str = ""
+    imports: tuple[str, ...] = ()  # top-level imports the answer added, kept for the splice
+
+
+def _blocks(text: str) -> list[str]:
+    blocks = [m.group(1) for m in FENCE.finditer(text)]
+    return blocks + [text] if not blocks or "def " not in "".join(blocks) else blocks
+
+
+def find_function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    """The top-level function (or method of a top-level class) called `name`; the last one wins."""
+    found = None
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
+            found = node
+        elif isinstance(node, ast.ClassDef):
+            for item in node.body:
+                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
+                    found = item
+    return found
+
+
+def function_span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
+    """1-based first and last line, decorators included."""
+    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+    return first, node.end_lineno or node.lineno
+
+
+def _segment(source: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
+    first, last = function_span(node)
+    return textwrap.dedent("\n".join(source.splitlines()[first - 1:last])) + "\n"
+
+
+def _syntax_detail(exc: SyntaxError) -> str:
+    line = (exc.text or "").rstrip()
+    return f"line {exc.lineno}: {exc.msg}" + (f"\n    {line}" if line else "")
+
+
+def extract_function(text: str, name: str, original: str) -> Extracted:
+    """The function `name` from a model's answer: fenced or not, whole or body only."""
+    first_error: SyntaxError | None = None
+    for block in _blocks(text):
+        source = textwrap.dedent(block).strip("\n") + "\n"
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as exc:
+            first_error = first_error or exc
+            continue
+        node = find_function(tree, name)
+        if node is not None:
+            imports = tuple(ast.get_source_segment(source, n) or "" for n in tree.body
+                            if isinstance(n, (ast.Import, ast.ImportFrom)))
+            return Extracted(_segment(source, node), imports=imports)
+        if tree.body and not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in tree.body):
+            # A body without its `def` line: give it the original header.
+            wrapped = _with_original_header(original, source)
+            if wrapped:
+                return Extracted(wrapped)
+    if first_error is not None:
+        return Extracted(None, "syntax", _syntax_detail(first_error))
+    return Extracted(None, "missing", f"the answer has no function named `{name}`")
+
+
+def _with_original_header(original: str, body: str) -> str | None:
+    node = find_function(ast.parse(original), _name(original))
+    if node is None:
+        return None
+    first, _ = function_span(node)
+    header = original.splitlines()[first - 1:node.body[0].lineno - 1]
+    candidate = "\n".join(header) + "\n" + textwrap.indent(body, "    ")
+    try:
+        ast.parse(candidate)
+    except SyntaxError:
+        return None
+    return candidate
+
+
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple:
+    a = node.args
+    return (tuple(x.arg for x in a.posonlyargs), tuple(x.arg for x in a.args), a.vararg and a.vararg.arg,
+            tuple(x.arg for x in a.kwonlyargs), a.kwarg and a.kwarg.arg, len(a.defaults))
+
+
+def signature_problem(candidate: str, original: str, name: str) -> str | None:
+    """Why the candidate cannot replace the original (wrong name or parameters), or None."""
+    new = find_function(ast.parse(candidate), name)
+    old = find_function(ast.parse(textwrap.dedent(original)), name)
+    if new is None or old is None:
+        return f"the function must be named `{name}`"
+    if _params(new) != _params(old):
+        return f"keep the parameters exactly as they are: {name}({ast.unparse(old.args)})"
+    return None
+
+
+class _StripDocstrings(ast.NodeTransformer):
+    def _strip(self, node):  # type: ignore[no-untyped-def]
+        self.generic_visit(node)
+        body = node.body
+        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            node.body = body[1:] or [ast.Pass()]
+        return node
+
+    visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Module = _strip
+
+
+def normalized_dump(code: str) -> str:
+    """The code's AST without docstrings, formatting or comments: equal for the same program."""
+    tree = _StripDocstrings().visit(ast.parse(textwrap.dedent(code)))
+    return ast.dump(tree, annotate_fields=False, include_attributes=False)
+
+
+def code_hash(code: str) -> str:
+    return hashlib.sha256(normalized_dump(code).encode()).hexdigest()[:16]
+
+
+def _docstring_lines(code: str) -> tuple[int, int] | None:
+    node = find_function(ast.parse(code), _name(code))
+    if node and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
+            and isinstance(node.body[0].value.value, str):
+        return node.body[0].lineno, node.body[0].end_lineno or node.body[0].lineno
+    return None
+
+
+def _name(code: str) -> str:
+    node = next(n for n in ast.parse(code).body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)))
+    return node.name
+
+
+def _squash(line: str) -> str:
+    return re.sub(r"\s+", "", line.replace('"', "'"))
+
+
+def _with_original_docstring(cand: list[str], cand_code: str, orig: list[str], orig_code: str) -> list[str]:
+    doc_o = _docstring_lines(orig_code)
+    if not doc_o:
+        return cand
+    doc = orig[doc_o[0] - 1:doc_o[1]]
+    doc_c = _docstring_lines(cand_code)
+    if doc_c:
+        return cand[:doc_c[0] - 1] + doc + cand[doc_c[1]:]
+    start = _body_start(cand_code)
+    return cand[:start - 1] + doc + cand[start - 1:]
+
+
+def _is_trivia(line: str) -> bool:
+    stripped = line.strip()
+    return not stripped or stripped.startswith("#")
+
+
+def _strip_comments(code: str) -> str:
+    """Remove the model's comments (tokenize knows which '#' starts one); they only widen the diff."""
+    lines = code.splitlines()
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(code).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return code
+    for tok in reversed(tokens):
+        if tok.type == tokenize.COMMENT:
+            row, col = tok.start
+            lines[row - 1] = lines[row - 1][:col].rstrip()
+    return "\n".join(lines) + "\n"
+
+
+def _indent_unit(lines: list[str]) -> int:
+    widths = [len(x) - len(x.lstrip(" ")) for x in lines if x.strip() and x.startswith(" ")]
+    return min(widths) if widths else 4
+
+
+def _reindent(candidate: str, unit_to: int) -> str:
+    lines = candidate.splitlines()
+    unit_from = _indent_unit(lines)
+    if unit_from == unit_to:
+        return candidate
+    out = []
+    for line in lines:
+        width = len(line) - len(line.lstrip(" "))
+        out.append(" " * (width // unit_from * unit_to + width % unit_from) + line.lstrip(" "))
+    return "\n".join(out) + "\n"
+
+
+def faithful(candidate: str, original: str) -> str:
+    """The candidate's behaviour in the original's text. Code lines the candidate left alone (modulo
+    whitespace and quotes) and the original docstring are restored byte for byte; the original's comments and
+    blank lines stay where they were, and comments the model added are dropped. Falls back to the candidate
+    itself whenever the merge would not be the same program."""
+    original = textwrap.dedent(original)
+    orig = original.rstrip("\n").splitlines()
+    try:
+        reindented = _reindent(_strip_comments(candidate), _indent_unit(orig))
+        if normalized_dump(reindented) == normalized_dump(candidate):
+            candidate = reindented
+    except SyntaxError:
+        pass
+    cand = _with_original_docstring(candidate.rstrip("\n").splitlines(), candidate, orig, original)
+    code: list[str] = []
+    trivia_before: list[list[str]] = [[]]  # trivia_before[k]: comments/blank lines just above code line k
+    for line in orig:
+        if _is_trivia(line):
+            trivia_before[-1].append(line)
+        else:
+            code.append(line)
+            trivia_before.append([])
+    new = [line for line in cand if not _is_trivia(line)]
+    merged: list[str] = []
+    matcher = difflib.SequenceMatcher(None, [_squash(x) for x in code], [_squash(x) for x in new], autojunk=False)
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        for k in range(i1, i2):
+            merged.extend(trivia_before[k])
+            if op == "equal":
+                merged.append(code[k])
+        if op in ("insert", "replace"):
+            merged.extend(new[j1:j2])
+    merged.extend(trivia_before[len(code)])
+    result = "\n".join(merged) + "\n"
+    try:
+        if normalized_dump(result) == normalized_dump(candidate):
+            return result
+    except SyntaxError:
+        pass
+    return candidate if candidate.endswith("\n") else candidate + "\n"
+
+
+def _body_start(code: str) -> int:
+    node = find_function(ast.parse(code), _name(code))
+    assert node is not None
+    return node.body[0].lineno
+
+
+def changed_lines(before: str, after: str) -> int:
+    """Lines changed by a fix: per differing region, the larger of lines removed and lines added."""
+    matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
+    return sum(max(i2 - i1, j2 - j1) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal")
+
+
+def splice(module: str, name: str, function_source: str) -> str:
+    """`module` with the function `name` replaced by `function_source`; every other line byte-identical."""
+    node = find_function(ast.parse(module), name)
+    if node is None:
+        raise ValueError(f"no function {name!r} in the module")
+    first, last = function_span(node)
+    lines = module.splitlines(keepends=True)
+    indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
+    new = textwrap.indent(function_source.rstrip("\n") + "\n", indent, lambda line: bool(line.strip()))
+    return "".join(lines[: first - 1]) + new + "".join(lines[last:])
+
+
+def function_source(module: str, name: str) -> str:
+    """The function `name` as written in `module`, dedented, decorators included."""
+    node = find_function(ast.parse(module), name)
+    if node is None:
+        raise ValueError(f"no function {name!r} in the module")
+    return _segment(module, node)

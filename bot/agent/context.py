@@ -1,0 +1,29 @@
+"""Run-time dependencies of the graph (LangGraph's context): model, tests, budgets. Never globals."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from ..llm.types import LLM
+from .types import Budgets, Failure, Harness, Target
+
+Schedule = Literal["rising", "falling"]
+SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
+REPEAT_BOOST = 0.4
+
+
+def temperature(schedule: Schedule, iteration: int, boost: float = 0.0) -> float:
+    """rising: greedy first, then more varied (0, 0.15, 0.3, ...); falling: varied first, then greedy."""
+    base = min(0.15 * iteration, 0.9) if schedule == "rising" else max(0.8 - 0.15 * iteration, 0.0)
+    return round(min(base + boost, 1.2), 2)
+
+
+@dataclass(frozen=True)
+class AgentContext:
+    llm: LLM
+    harness: Harness
+    target: Target
+    failure: Failure
+    budgets: Budgets = Budgets()
+    schedule: Schedule = "rising"
+    seed: int = 0

@@ -1,0 +1,80 @@
+"""What the model reads. Short, concrete, and ordered so the per-task part is a stable prefix that the
+backend's prompt cache reuses across iterations; only the latest attempt and its failure change."""
+from __future__ import annotations
+
+import difflib
+
+from ..llm.types import Message
+from .types import Attempt, Failure, Target
+
+SYSTEM = """You repair one buggy Python function so that its tests pass.
+The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.
+Reply with the whole corrected function in one ```python code block and nothing else:
+no explanation, no docstring, no tests, no usage example.
+Keep the function's name and parameters. Change as little as possible."""
+
+MAX_TEST_LINES = 40
+
+
+def _fence(code: str) -> str:
+    return f"```python\n{code.rstrip()}\n```"
+
+
+def _clip(text: str, max_lines: int) -> str:
+    lines = text.strip("\n").splitlines()
+    return "\n".join(lines[:max_lines] + ([f"# ... {len(lines) - max_lines} more lines"] if len(lines) > max_lines else []))
+
+
+def _task(target: Target, failure: Failure) -> str:
+    parts = [f"The function `{target.name}` has a bug:", _fence(target.source)]
+    if target.context.strip():
+        parts += ["It lives next to this code:", _fence(target.context)]
+    if failure.tests.strip():
+        parts += ["Its tests:", _fence(_clip(failure.tests, MAX_TEST_LINES))]
+    return "\n".join(parts)
+
+
+def _change(before: str, after: str) -> str:
+    """One attempt in a line or two: what it changed."""
+    diff = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    return "; ".join(line.strip() if len(line) < 90 else line[:87] + "..." for line in diff[:4]) or "no change"
+
+
+def _history(target: Target, attempts: list[Attempt]) -> str:
+    tried = [a for a in attempts if a.code and a.outcome in ("failed", "timeout")][:-1]
+    if not tried:
+        return ""
+    lines = [f"- {_change(target.source, a.code or '')}  => {a.feedback.splitlines()[0] if a.feedback else a.outcome}"
+             for a in tried[-4:]]
+    return "Earlier attempts that also failed (do not repeat them):\n" + "\n".join(lines)
+
+
+def draft(target: Target, failure: Failure) -> list[Message]:
+    return [Message("system", SYSTEM),
+            Message("user", f"{_task(target, failure)}\n\nThe tests fail:\n{failure.summary.strip()}\n\n"
+                            f"Reply with the corrected function `{target.name}`.")]
+
+
+def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
+    history = _history(target, attempts)
+    return [Message("system", SYSTEM),
+            Message("user", f"{_task(target, failure)}\n\nThis attempt still fails:\n{_fence(current)}\n"
+                            f"{feedback.strip()}\n" + (f"\n{history}\n" if history else "") +
+                            f"\nFind the real bug. Reply with the corrected function `{target.name}`.")]
+
+
+def repeat(target: Target, failure: Failure, same_as: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
+    history = _history(target, attempts)
+    return [Message("system", SYSTEM),
+            Message("user", f"{_task(target, failure)}\n\nYour answer was the same code as {same_as}, which fails:\n"
+                            f"{feedback.strip()}\n" + (f"\n{history}\n" if history else "") +
+                            "\nThat change does not fix it. Read the docstring and the failing test again, find a "
+                            f"different bug, and reply with the corrected function `{target.name}`.")]
+
+
+def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
+    return [Message("system", SYSTEM),
+            Message("user", f"{_task(target, failure)}\n\nYour last answer could not be used: {problem.strip()}\n\n"
+                            f"Reply with the complete corrected function `{target.name}` in one ```python block, "
+                            "with the same name and parameters.")]

@@ -1,0 +1,37 @@
+"""The graph's state: what changes from node to node."""
+from __future__ import annotations
+
+import operator
+from dataclasses import dataclass
+from typing import Annotated, Literal, TypedDict
+
+from .types import Attempt, StopReason
+
+Problem = Literal["syntax", "signature", "missing", "repeat"]
+
+
+@dataclass(frozen=True)
+class Pending:
+    """The newest candidate, checked but not yet tested."""
+
+    code: str | None
+    problem: Problem | None
+    detail: str  # parser error, signature rule, or which earlier code it repeats
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    temperature: float
+    node: str
+
+
+class AgentState(TypedDict, total=False):
+    iteration: int  # model calls so far
+    tokens: int  # prompt + completion tokens so far
+    started: float  # time.monotonic() at the start
+    current: str  # the latest tested (failing) candidate: what reflect revises
+    feedback: str  # its failure
+    pending: Pending | None
+    seen: dict[str, str]  # normalised-AST hash -> which code it was ("the original function", "attempt 2")
+    attempts: Annotated[list[Attempt], operator.add]
+    final: str | None
+    stop: StopReason | None

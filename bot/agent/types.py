@@ -1,0 +1,87 @@
+"""Records that cross the agent's border: what to repair, how to test it, and what happened."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Protocol
+
+Node = Literal["draft", "reflect", "repeat", "syntax"]
+Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat"]
+Status = Literal["fixed", "not_fixed"]
+StopReason = Literal["passed", "iterations", "tokens", "time"]
+
+
+@dataclass(frozen=True)
+class Target:
+    """The function to repair."""
+
+    name: str
+    source: str  # the function as it is now, docstring included (dedented)
+    context: str = ""  # what the model may need around it: imports, helpers, the class (kept short)
+
+
+@dataclass(frozen=True)
+class Failure:
+    """Why the tests are red, as the model will read it."""
+
+    summary: str  # the failing assertion with its actual value, or the exception and its line
+    tests: str = ""  # the test code the model may see (empty: hidden)
+
+
+@dataclass(frozen=True)
+class TestOutcome:
+    __test__ = False  # not a pytest test class, despite its name
+
+    passed: bool
+    feedback: str  # short, actionable: what failed and with which value
+    timed_out: bool = False
+    duration_s: float = 0.0
+
+
+class Harness(Protocol):
+    """Runs the tests against a candidate function (its full source) in the sandbox."""
+
+    def check(self, function_source: str) -> TestOutcome: ...
+
+
+@dataclass(frozen=True)
+class Budgets:
+    iterations: int = 10  # model calls
+    tokens: int = 40_000  # prompt + completion, all calls
+    wall_s: float = 600.0
+    max_tokens_per_call: int = 400
+
+
+@dataclass(frozen=True)
+class Attempt:
+    iteration: int
+    node: Node
+    code: str | None
+    outcome: Outcome
+    feedback: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    temperature: float
+    changed_lines: int | None = None
+
+
+@dataclass(frozen=True)
+class AgentResult:
+    status: Status
+    stop_reason: StopReason
+    final_code: str | None  # the repaired function, faithful to the original's text
+    attempts: tuple[Attempt, ...] = field(default_factory=tuple)
+    changed_lines: int | None = None
+    wall_s: float = 0.0
+
+    @property
+    def iterations(self) -> int:
+        return len(self.attempts)
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(a.prompt_tokens for a in self.attempts)
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(a.completion_tokens for a in self.attempts)

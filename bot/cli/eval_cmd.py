@@ -1,0 +1,86 @@
+"""`fixbot eval`: replay HumanEvalFix with the agent and measure pass@1."""
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+from tqdm import tqdm
+
+from ..agent import Budgets
+from ..agent.context import SCHEDULES
+from ..errors import UserError
+from .options import add_model_args, add_sandbox_args, open_model, open_sandbox_from
+
+
+def cmd_eval(args: argparse.Namespace) -> int:
+    from eval.replay import ReplayConfig, out_dir_default, replay, selfcheck
+    from eval.report import table, write_outputs
+    from eval.results import ResultsFile
+    from eval.tasks import load_tasks, parse_task_list, select
+
+    if args.iterations < 1:
+        raise UserError("--iterations must be at least 1")
+    if args.workers < 1:
+        raise UserError("--workers must be at least 1")
+    tasks = select(load_tasks(args.data), parse_task_list(args.tasks) if args.tasks else None, args.subset,
+                   args.seed, args.limit)
+    if args.selfcheck:
+        with open_sandbox_from(args) as sandbox:
+            print(f"running {len(tasks)} canonical and {len(tasks)} buggy solutions...", file=sys.stderr)
+            problems = selfcheck(tasks, sandbox)
+        for line in problems:
+            print(line)
+        print(f"selfcheck: {len(tasks)} tasks, {len(problems)} mismatch(es)")
+        return 1 if problems else 0
+    if args.model.startswith("llamacpp:") and args.workers > 1:
+        print("fixbot: an in-process model answers one call at a time: --workers set to 1", file=sys.stderr)
+        args.workers = 1
+    out = args.out or out_dir_default(args.model, args.protocol, args.iterations)
+    run = {"model": args.model, "protocol": args.protocol, "iterations": args.iterations,
+           "schedule": args.schedule, "data": str(args.data) if args.data else "hub"}
+    store = ResultsFile(out, run)
+    config = ReplayConfig(protocol=args.protocol, schedule=args.schedule, seed=args.seed,
+                          budgets=Budgets(iterations=args.iterations, wall_s=args.task_seconds))
+    llm = open_model(args)
+    already = len(set(store.load()) & {t.task_id for t in tasks})
+    with open_sandbox_from(args) as sandbox, tqdm(total=len(tasks), initial=already, unit="task",
+                                                   desc=f"eval {args.protocol}", file=sys.stderr) as bar:
+        passed = [0]
+
+        def on_done(result):  # type: ignore[no-untyped-def]
+            passed[0] += result.passed
+            bar.set_postfix_str(f"{result.task_id} {'pass' if result.passed else 'fail'} · {passed[0]} passed")
+            bar.update(1)
+
+        results = replay(tasks, llm, sandbox, config, store, workers=args.workers, on_done=on_done)
+    summary = write_outputs(results, run, out)
+    print(table(summary))
+    print(f"results: {out}/results.jsonl · summary: {out}/summary.json · curve: {out}/curve.png")
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("eval", help="replay HumanEvalFix (164 buggy functions) and measure pass@1",
+                       description="Replays HumanEvalFix with the same agent and sandbox as `fixbot fix`. Results are "
+                                   "written as they come; re-running the same command resumes where it stopped.")
+    add_model_args(p)
+    add_sandbox_args(p)
+    p.add_argument("--data", type=Path, metavar="FILE",
+                   help="a local HumanEvalFix JSONL (default: bigcode/humanevalpack, python, test, from the hub)")
+    p.add_argument("--protocol", choices=("tests", "examples"), default="tests",
+                   help="tests: the model sees the full tests; examples: only the docstring examples, and the "
+                        "hidden full tests decide (default tests)")
+    p.add_argument("--iterations", type=int, default=10, metavar="K", help="model calls per task (default 10)")
+    p.add_argument("--schedule", choices=SCHEDULES, default="rising",
+                   help="temperature schedule over the iterations (default rising: greedy first)")
+    p.add_argument("--task-seconds", type=float, default=600.0, metavar="S", help="wall-time budget per task")
+    p.add_argument("--limit", type=int, metavar="N", help="only the first N selected tasks")
+    p.add_argument("--tasks", metavar="LIST", help="task numbers, e.g. 0,5,7")
+    p.add_argument("--subset", metavar="stratified:F", help="the same fraction F of every bug type, e.g. stratified:0.35")
+    p.add_argument("--seed", type=int, default=0, help="for --subset and the model's sampling (default 0)")
+    p.add_argument("--workers", type=int, default=1, metavar="N", help="tasks at once, for API backends (default 1)")
+    p.add_argument("--out", type=Path, metavar="DIR", help="results directory (default runs/eval/PROTOCOL-MODEL-kK)")
+    p.add_argument("--selfcheck", action="store_true",
+                   help="run every canonical (must pass) and buggy (must fail) solution: a harness check, no model")
+    p.set_defaults(handler=cmd_eval)

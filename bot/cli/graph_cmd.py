@@ -1,0 +1,16 @@
+"""`fixbot graph`: the agent's graph as Mermaid."""
+from __future__ import annotations
+
+import argparse
+
+
+def cmd_graph(args: argparse.Namespace) -> int:
+    from ..agent import mermaid
+
+    print(mermaid())
+    return 0
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("graph", help="print the repair agent's graph as Mermaid")
+    p.set_defaults(handler=cmd_graph)

@@ -1,0 +1,30 @@
+"""Options several commands share: the model and the sandbox."""
+from __future__ import annotations
+
+import argparse
+
+from sandbox import Sandbox, open_sandbox
+
+from ..llm import DEFAULT_MODEL, LLM, open_llm
+
+
+def add_model_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("model")
+    group.add_argument("--model", default=DEFAULT_MODEL, metavar="SPEC",
+                       help="openai:MODEL | llamacpp:bundled | llamacpp:PATH.gguf | transformers:ID_OR_DIR | "
+                            f"scripted:FILE (default {DEFAULT_MODEL}: the bundled offline model)")
+    group.add_argument("--api-base", metavar="URL", help="openai: server URL (default $OPENAI_BASE_URL)")
+    group.add_argument("--api-key", metavar="KEY[,KEY...]", help="openai: key(s), rotated (default $OPENAI_API_KEY)")
+
+
+def open_model(args: argparse.Namespace) -> LLM:
+    return open_llm(args.model, api_base=args.api_base, api_key=args.api_key)
+
+
+def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--sandbox", choices=("docker", "local"), default="docker",
+                        help="where candidates run (default docker; local is NOT isolation)")
+
+
+def open_sandbox_from(args: argparse.Namespace, pool_size: int = 2) -> Sandbox:
+    return open_sandbox(args.sandbox, pool_size=pool_size)

@@ -1,0 +1,126 @@
+"""Replay HumanEvalFix: each task is a target with its tests; the same agent and sandbox as `fixbot fix`."""
+from __future__ import annotations
+
+import difflib
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable, Literal, Sequence
+
+from bot.agent import AgentContext, Budgets, Failure, Target, repair
+from bot.agent.code import function_source, splice
+from bot.agent.context import Schedule
+from bot.llm.types import LLM
+from sandbox import Sandbox
+
+from .harness import HumanEvalHarness
+from .results import ResultsFile, TaskResult
+from .tasks import Task
+
+Protocol = Literal["tests", "examples"]
+PASSING_START = ("The visible tests pass (or there are none), but the function does not do what its docstring "
+                 "says. Find the bug from the docstring.")
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    protocol: Protocol = "tests"
+    budgets: Budgets = Budgets()
+    schedule: Schedule = "rising"
+    seed: int = 0
+
+
+def visible_tests(task: Task, protocol: Protocol) -> str:
+    return task.test if protocol == "tests" else task.example_test
+
+
+def target_of(task: Task) -> Target:
+    module = task.buggy_module
+    source = function_source(module, task.entry_point)
+    context = splice(module, task.entry_point, "").strip()
+    return Target(name=task.entry_point, source=source, context=context)
+
+
+def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> TaskResult:
+    start = time.monotonic()
+    target = target_of(task)
+    shown = visible_tests(task, config.protocol)
+    visible = HumanEvalHarness(sandbox, task.buggy_module, task.entry_point, shown)
+    before = visible.check(target.source)
+    failure = Failure(summary=PASSING_START if before.passed else before.feedback, tests=shown)
+    ctx = AgentContext(llm=llm, harness=visible, target=target, failure=failure, budgets=config.budgets,
+                       schedule=config.schedule, seed=config.seed)
+    result = repair(ctx)
+    passed = result.status == "fixed"
+    if result.final_code is not None and config.protocol != "tests":
+        hidden = HumanEvalHarness(sandbox, task.buggy_module, task.entry_point, task.test)
+        passed = hidden.check(result.final_code).passed
+    fixed_module = splice(task.buggy_module, task.entry_point, result.final_code) if result.final_code else None
+    diff = "".join(difflib.unified_diff(task.buggy_module.splitlines(True), fixed_module.splitlines(True),
+                                        "a/solution.py", "b/solution.py")) if fixed_module else ""
+    return TaskResult(task_id=task.task_id, bug_type=task.bug_type, passed=passed,
+                      visible_passed=result.status == "fixed", iterations=result.iterations,
+                      stop_reason=result.stop_reason, prompt_tokens=result.prompt_tokens,
+                      completion_tokens=result.completion_tokens, wall_s=round(time.monotonic() - start, 3),
+                      changed_lines=result.changed_lines, final_code=result.final_code, diff=diff,
+                      attempts=[asdict(a) for a in result.attempts])
+
+
+def _errored(task: Task, exc: BaseException, start: float) -> TaskResult:
+    return TaskResult(task_id=task.task_id, bug_type=task.bug_type, passed=False, visible_passed=False,
+                      iterations=0, stop_reason="error", prompt_tokens=0, completion_tokens=0,
+                      wall_s=round(time.monotonic() - start, 3), changed_lines=None, final_code=None, diff="",
+                      error=f"{exc.__class__.__name__}: {exc}")
+
+
+def replay(tasks: Sequence[Task], llm: LLM, sandbox: Sandbox, config: ReplayConfig, store: ResultsFile,
+           workers: int = 1, on_done: Callable[[TaskResult], None] = lambda r: None) -> list[TaskResult]:
+    """Run the tasks not yet in the results file; return every result of the selection, old and new."""
+    done = store.load()
+    todo = [t for t in tasks if t.task_id not in done]
+    lock = threading.Lock()
+
+    def one(task: Task) -> None:
+        start = time.monotonic()
+        try:
+            result = run_task(task, llm, sandbox, config)
+        except Exception as exc:  # recorded and retried on the next run; the others go on
+            result = _errored(task, exc, start)
+        with lock:
+            store.append(result)
+            done[task.task_id] = result
+            on_done(result)
+
+    if workers <= 1:
+        for task in todo:
+            one(task)
+    else:
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            list(pool.map(one, todo))
+    return [done[t.task_id] for t in tasks if t.task_id in done]
+
+
+def selfcheck(tasks: Sequence[Task], sandbox: Sandbox) -> list[str]:
+    """Harness check, never a score: every canonical solution must pass and every buggy one fail.
+    All programs go to the sandbox as one batch."""
+    harnesses = [HumanEvalHarness(sandbox, t.buggy_module, t.entry_point, t.test) for t in tasks]
+    jobs = []
+    for task, harness in zip(tasks, harnesses):
+        jobs += [harness.job(function_source(task.canonical_module, task.entry_point)),
+                 harness.job(target_of(task).source)]
+    results = sandbox.run_batch(jobs)
+    problems = []
+    for i, (task, harness) in enumerate(zip(tasks, harnesses)):
+        good, bad = harness.outcome(results[2 * i]), harness.outcome(results[2 * i + 1])
+        if not good.passed:
+            problems.append(f"{task.task_id}: canonical solution fails: {good.feedback.splitlines()[-1]}")
+        if bad.passed:
+            problems.append(f"{task.task_id}: buggy solution passes")
+    return problems
+
+
+def out_dir_default(model: str, protocol: str, iterations: int) -> Path:
+    slug = "".join(c if c.isalnum() or c in "-." else "-" for c in model).strip("-")
+    return Path("runs") / "eval" / f"{protocol}-{slug}-k{iterations}"

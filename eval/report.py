@@ -1,0 +1,77 @@
+"""From task results to summary.json, a printed table and curve.png (pass@1 against the iteration budget)."""
+from __future__ import annotations
+
+import json
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any, Sequence
+
+from .results import TaskResult
+
+
+def summarize(results: Sequence[TaskResult], run: dict[str, Any]) -> dict[str, Any]:
+    n = len(results)
+    iterations = int(run["iterations"])
+    by_bug: dict[str, list[TaskResult]] = defaultdict(list)
+    for r in results:
+        by_bug[r.bug_type].append(r)
+    tokens = [a["completion_tokens"] for r in results for a in r.attempts]
+    changed = [r.changed_lines for r in results if r.passed and r.changed_lines is not None]
+    curve = [round(sum(1 for r in results if r.solved_at is not None and r.solved_at <= k) / n, 4) if n else 0.0
+             for k in range(1, iterations + 1)]
+    return {
+        **run,
+        "n_tasks": n,
+        "passed": sum(r.passed for r in results),
+        "pass_at_1": round(sum(r.passed for r in results) / n, 4) if n else 0.0,
+        "single_shot_pass_at_1": curve[0] if curve else 0.0,
+        "pass_at_1_by_iteration": curve,
+        "by_bug_type": {bug: {"n": len(rs), "passed": sum(r.passed for r in rs),
+                              "pass_at_1": round(sum(r.passed for r in rs) / len(rs), 4)}
+                        for bug, rs in sorted(by_bug.items())},
+        "visible_passed_hidden_failed": sum(r.visible_passed and not r.passed for r in results),
+        "errors": sum(r.error is not None for r in results),
+        "wall_s": round(sum(r.wall_s for r in results), 1),
+        "median_task_wall_s": round(statistics.median([r.wall_s for r in results]), 2) if n else 0.0,
+        "median_iterations": statistics.median([r.iterations for r in results]) if n else 0,
+        "median_completion_tokens": statistics.median(tokens) if tokens else 0,
+        "median_changed_lines": statistics.median(changed) if changed else None,
+        "model_calls": len(tokens),
+    }
+
+
+def table(summary: dict[str, Any]) -> str:
+    rows = [f"{'bug type':<20}{'n':>5}{'passed':>8}{'pass@1':>9}"]
+    for bug, s in summary["by_bug_type"].items():
+        rows.append(f"{bug:<20}{s['n']:>5}{s['passed']:>8}{s['pass_at_1']:>9.3f}")
+    rows.append(f"{'all':<20}{summary['n_tasks']:>5}{summary['passed']:>8}{summary['pass_at_1']:>9.3f}")
+    rows.append(f"single-shot pass@1 {summary['single_shot_pass_at_1']:.3f} · wall {summary['wall_s']:.0f} s · "
+                f"median completion {summary['median_completion_tokens']} tokens/call · "
+                f"median changed lines {summary['median_changed_lines']}")
+    return "\n".join(rows)
+
+
+def plot_curve(summary: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    curve = summary["pass_at_1_by_iteration"]
+    fig, ax = plt.subplots(figsize=(6, 4))
+    ax.plot(range(1, len(curve) + 1), curve, marker="o")
+    ax.set(xlabel="iteration budget", ylabel="pass@1", ylim=(0, 1), xticks=range(1, len(curve) + 1),
+           title=f"{summary['model']} · {summary['protocol']} protocol · {summary['n_tasks']} tasks")
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def write_outputs(results: Sequence[TaskResult], run: dict[str, Any], out: Path) -> dict[str, Any]:
+    summary = summarize(results, run)
+    (out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
+    if results:
+        plot_curve(summary, out / "curve.png")
+    return summary

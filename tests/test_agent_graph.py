@@ -1,0 +1,137 @@
+"""Every route of the reflection graph, driven by the scripted model and an in-process harness."""
+from __future__ import annotations
+
+import pytest
+
+from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, repair
+from bot.llm import ScriptedLLM
+
+BUGGY = '''def add(a, b):
+    """Return the sum of a and b."""
+    # keep this comment
+    return a - b
+'''
+FIXED = "```python\ndef add(a, b):\n    return a + b\n```"
+WRONG = "```python\ndef add(a, b):\n    return a * b\n```"
+
+
+class AssertHarness:
+    """Runs the candidate in-process against two asserts (the graph's unit tests need no sandbox)."""
+
+    def __init__(self) -> None:
+        self.checked: list[str] = []
+
+    def check(self, function_source: str) -> TestOutcome:
+        self.checked.append(function_source)
+        scope: dict = {}
+        exec(function_source, scope)
+        for args, want in (((2, 3), 5), ((1, 1), 2)):
+            got = scope["add"](*args)
+            if got != want:
+                return TestOutcome(False, f"assert add{args} == {want}\nE  assert {got} == {want}")
+        return TestOutcome(True, "")
+
+
+def run(answers: list[str], **budgets) -> tuple:  # type: ignore[no-untyped-def]
+    llm, harness = ScriptedLLM(answers), AssertHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
+                       failure=Failure("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
+                       budgets=Budgets(**budgets))
+    return repair(ctx), llm, harness
+
+
+def test_success_on_draft_keeps_the_original_text():
+    result, llm, _ = run([FIXED])
+    assert result.status == "fixed" and result.stop_reason == "passed"
+    assert result.final_code == BUGGY.replace("a - b", "a + b")  # docstring and comment restored
+    assert result.changed_lines == 1
+    [attempt] = result.attempts
+    assert (attempt.node, attempt.outcome, attempt.temperature, attempt.changed_lines) == ("draft", "passed", 0.0, 1)
+    assert "assert -1 == 5" in llm.calls[0][-1].content and "def add(a, b):" in llm.calls[0][-1].content
+
+
+def test_reflect_then_success_shows_the_latest_failure():
+    result, llm, _ = run([WRONG, FIXED])
+    assert result.status == "fixed"
+    assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "failed"), ("reflect", "passed")]
+    prompt = llm.calls[1][-1].content
+    assert "return a * b" in prompt and "assert 6 == 5" in prompt
+    assert result.attempts[1].temperature > result.attempts[0].temperature  # rising schedule
+
+
+def test_repeating_the_buggy_code_goes_to_the_repeat_node():
+    result, llm, harness = run([f"```python\n{BUGGY}```", FIXED])
+    assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "repeat"), ("repeat", "passed")]
+    assert len(harness.checked) == 1, "a repeat is never sent to the sandbox"
+    assert "the same code as the original (buggy) function" in llm.calls[1][-1].content
+    assert result.attempts[1].temperature >= 0.4  # repeat raises the temperature
+
+
+def test_repeating_an_earlier_attempt_is_caught_by_ast_hash():
+    reformatted = "```python\ndef add(a,b):\n    return (a*b)  # same program\n```"
+    result, llm, _ = run([WRONG, reformatted, FIXED])
+    assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "failed"), ("reflect", "repeat"),
+                                                              ("repeat", "passed")]
+    assert "the same code as attempt 1" in llm.calls[2][-1].content
+
+
+def test_unparsable_answer_goes_to_the_syntax_node():
+    result, llm, _ = run(["```python\ndef add(a, b)\n    return a + b\n```", FIXED])
+    assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "syntax"), ("syntax", "passed")]
+    assert "expected ':'" in llm.calls[1][-1].content
+
+
+def test_wrong_signature_goes_to_the_syntax_node():
+    result, llm, _ = run(["```python\ndef add(x, y, z=0):\n    return x + y\n```", FIXED])
+    assert [a.outcome for a in result.attempts] == ["signature", "passed"]
+    assert "keep the parameters exactly as they are: add(a, b)" in llm.calls[1][-1].content
+
+
+def test_prose_without_code_is_a_syntax_route():
+    result, llm, _ = run(["I think the bug is the minus sign.", FIXED])
+    assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
+
+
+def test_iteration_budget_stops_the_loop():
+    result, llm, _ = run([WRONG, "```python\ndef add(a, b):\n    return b - a\n```", FIXED], iterations=2)
+    assert result.status == "not_fixed" and result.stop_reason == "iterations" and result.final_code is None
+    assert len(result.attempts) == 2 and len(llm.calls) == 2
+
+
+def test_token_budget_stops_the_loop():
+    result, llm, _ = run([WRONG, FIXED], tokens=10)
+    assert result.status == "not_fixed" and result.stop_reason == "tokens" and len(llm.calls) == 1
+
+
+def test_time_budget_stops_the_loop():
+    result, llm, _ = run([WRONG, FIXED], wall_s=0.0)
+    assert result.stop_reason == "time" and len(llm.calls) == 1
+
+
+def test_syntax_loop_respects_the_budget():
+    result, llm, _ = run(["no code"] * 5, iterations=3)
+    assert result.stop_reason == "iterations" and [a.outcome for a in result.attempts] == ["syntax"] * 3
+
+
+def test_every_attempt_is_recorded_with_usage():
+    result, _, _ = run([WRONG, FIXED])
+    for attempt in result.attempts:
+        assert attempt.prompt_tokens > 0 and attempt.completion_tokens > 0 and attempt.latency_s >= 0
+    assert result.prompt_tokens == sum(a.prompt_tokens for a in result.attempts)
+
+
+@pytest.mark.parametrize("schedule,first,second", [("rising", 0.0, 0.15), ("falling", 0.8, 0.65)])
+def test_temperature_schedules(schedule, first, second):
+    llm, harness = ScriptedLLM([WRONG, FIXED]), AssertHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), failure=Failure("fails"),
+                       schedule=schedule)
+    result = repair(ctx)
+    assert [a.temperature for a in result.attempts] == [first, second]
+
+
+def test_mermaid_shows_every_node():
+    from bot.agent import mermaid
+
+    text = mermaid()
+    for node in ("draft", "test", "reflect", "repeat", "syntax"):
+        assert f"{node}({node})" in text

@@ -1,0 +1,156 @@
+"""HumanEvalFix replay: data loading, subsets, the pytest harness in the real sandbox, the CLI with a
+scripted model, resuming, and the summary."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from bot.agent.code import function_source
+from bot.errors import UserError
+from eval.harness import HumanEvalHarness
+from eval.replay import target_of
+from eval.report import summarize
+from eval.results import ResultsFile, TaskResult
+from eval.tasks import load_tasks, select, stratified
+
+from .conftest import run_fixbot
+
+pytestmark = pytest.mark.timeout(600)
+
+
+@pytest.fixture(scope="module")
+def data(shared_data) -> Path:
+    return shared_data / "humanevalpack-python.jsonl"
+
+
+@pytest.fixture(scope="module")
+def tasks(data):
+    return load_tasks(data)
+
+
+def test_all_164_tasks_load_through_datasets(tasks):
+    assert len(tasks) == 164 and tasks[0].task_id == "Python/0" and tasks[163].number == 163
+    assert Counter(t.bug_type for t in tasks)["missing logic"] == 33
+    assert sum(1 for t in tasks if not t.example_test.strip()) == 6
+
+
+def test_stratified_subset_is_per_bug_type_and_seeded(tasks):
+    subset = stratified(tasks, 0.35, seed=0)
+    counts, everything = Counter(t.bug_type for t in subset), Counter(t.bug_type for t in tasks)
+    assert all(counts[bug] == max(1, round(n * 0.35)) for bug, n in everything.items())
+    assert [t.task_id for t in subset] == [t.task_id for t in stratified(tasks, 0.35, seed=0)]
+    assert [t.task_id for t in subset] != [t.task_id for t in stratified(tasks, 0.35, seed=1)]
+
+
+@pytest.mark.parametrize("kwargs,message", [({"numbers": [999]}, "no task number"),
+                                            ({"subset": "random:0.3"}, "stratified:FRACTION"),
+                                            ({"limit": 0}, "at least 1")])
+def test_bad_selections_are_clear(tasks, kwargs, message):
+    with pytest.raises(UserError, match=message):
+        select(tasks, **kwargs)
+
+
+def test_missing_or_bad_data_file_is_clear(tmp_path):
+    with pytest.raises(UserError, match="no such file"):
+        load_tasks(tmp_path / "nope.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"task_id": "x"}\n')
+    with pytest.raises(UserError, match="lack the field"):
+        load_tasks(bad)
+
+
+def test_hub_unreachable_is_clear(monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    monkeypatch.setenv("HF_HOME", "/nonexistent-fixbot-hf-home")
+    with pytest.raises(UserError, match="pass --data FILE"):
+        load_tasks(None)
+
+
+def test_harness_feedback_shows_the_value(tasks, docker_sandbox):
+    task = tasks[0]
+    harness = HumanEvalHarness(docker_sandbox, task.buggy_module, task.entry_point, task.test)
+    bad = harness.check(target_of(task).source)
+    assert not bad.passed
+    assert "assert True == False" in bad.feedback and "where True = has_close_elements([" in bad.feedback
+    good = harness.check(function_source(task.canonical_module, task.entry_point))
+    assert good.passed
+
+
+def test_harness_reports_a_timeout(tasks, docker_sandbox):
+    task = tasks[10]  # the buggy make_palindrome loops forever
+    harness = HumanEvalHarness(docker_sandbox, task.buggy_module, task.entry_point, task.test, timeout_s=3)
+    outcome = harness.check(target_of(task).source)
+    assert outcome.timed_out and "loops forever" in outcome.feedback
+
+
+def write_script(tmp_path: Path, answers: list[str]) -> Path:
+    path = tmp_path / "answers.json"
+    path.write_text(json.dumps(answers))
+    return path
+
+
+def test_cli_eval_with_scripted_model_writes_results_and_resumes(tasks, data, tmp_path, sandbox_image):
+    chosen = [tasks[0], tasks[2]]
+    answers = [f"```python\n{function_source(t.canonical_module, t.entry_point)}```" for t in chosen]
+    script, out = write_script(tmp_path, answers), tmp_path / "run"
+    args = ["eval", "--model", f"scripted:{script}", "--data", str(data), "--tasks", "0,2", "--out", str(out)]
+    first = run_fixbot(*args)
+    assert first.returncode == 0, first.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pass_at_1"] == 1.0 and summary["n_tasks"] == 2 and summary["pass_at_1_by_iteration"][0] == 1.0
+    assert summary["median_changed_lines"] == 1 and (out / "curve.png").stat().st_size > 1000
+    records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["task_id"] for r in records] == ["Python/0", "Python/2"]
+    assert records[0]["diff"].startswith("--- a/solution.py") and records[0]["attempts"][0]["node"] == "draft"
+    # Re-running resumes: no model call is needed (the script has no answers left) and nothing is repeated.
+    again = run_fixbot(*args)
+    assert again.returncode == 0, again.stderr
+    assert len((out / "results.jsonl").read_text().splitlines()) == 2
+    other = run_fixbot(*args[:-2], "--iterations", "3", "--out", str(out))
+    assert other.returncode == 2 and "another configuration (iterations differ)" in other.stderr
+
+
+def test_examples_protocol_judges_with_the_hidden_tests(tasks, data, tmp_path, sandbox_image):
+    task = tasks[0]
+    # Passes the two visible examples but not the full tests: visible pass, hidden fail (overfitting).
+    overfit = "```python\ndef has_close_elements(numbers, threshold):\n    return threshold == 0.3\n```"
+    out = tmp_path / "ex"
+    result = run_fixbot("eval", "--model", f"scripted:{write_script(tmp_path, [overfit])}", "--data", str(data),
+                        "--tasks", "0", "--protocol", "examples", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["pass_at_1"] == 0.0 and summary["visible_passed_hidden_failed"] == 1
+
+
+def test_crashed_and_errored_tasks_are_run_again(tmp_path):
+    run = {"model": "m", "protocol": "tests", "iterations": 2, "schedule": "rising", "data": "d"}
+    store = ResultsFile(tmp_path, run)
+    ok = TaskResult("Python/1", "x", True, True, 1, "passed", 1, 1, 1.0, 1, "code", "")
+    failed = TaskResult("Python/2", "x", False, False, 0, "error", 0, 0, 0.1, None, None, "", error="boom")
+    store.append(ok)
+    store.append(failed)
+    with store.path.open("a") as f:
+        f.write('{"task_id": "Python/3", "bug_ty')  # cut by a crash
+    assert list(store.load()) == ["Python/1"]
+
+
+def test_summary_curve_is_cumulative():
+    def result(i: int, passed: bool, iterations: int) -> TaskResult:
+        attempts = [{"completion_tokens": 10 * (k + 1)} for k in range(iterations)]
+        return TaskResult(f"Python/{i}", "a" if i % 2 else "b", passed, passed, iterations, "x", 1, 1, 2.0, 1, None,
+                          "", attempts)
+
+    rows = [result(0, True, 1), result(1, True, 3), result(2, False, 3), result(3, True, 2)]
+    s = summarize(rows, {"model": "m", "protocol": "tests", "iterations": 3, "schedule": "rising", "data": "d"})
+    assert s["pass_at_1_by_iteration"] == [0.25, 0.5, 0.75] and s["pass_at_1"] == 0.75
+    assert s["by_bug_type"] == {"a": {"n": 2, "passed": 2, "pass_at_1": 1.0}, "b": {"n": 2, "passed": 1, "pass_at_1": 0.5}}
+    assert s["median_completion_tokens"] == 20 and s["model_calls"] == 9
+
+
+def test_cli_selfcheck_on_a_few_tasks(data, sandbox_image):
+    result = run_fixbot("eval", "--data", str(data), "--tasks", "0,1,2", "--selfcheck")
+    assert result.returncode == 0 and "selfcheck: 3 tasks, 0 mismatch(es)" in result.stdout
