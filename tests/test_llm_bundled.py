@@ -7,18 +7,13 @@ from __future__ import annotations
 
 import os
 import re
-import socket
-import subprocess
-import sys
-import tempfile
-import time
-import urllib.request
 from pathlib import Path
 from typing import Iterator
 
 import pytest
 
 from bot.llm import Completion, Message, ensure_bundled_model, open_llm
+from bot.llm.llama_server import serve_gguf
 from bot.llm.llamacpp_backend import LlamaCppLLM, available_cores
 
 pytestmark = pytest.mark.model
@@ -91,45 +86,11 @@ def test_threads_follow_the_cpu_affinity() -> None:
     assert available_cores() == len(os.sched_getaffinity(0))
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 @pytest.fixture(scope="session")
 def llama_server(model_path: Path) -> Iterator[str]:
-    """llama-cpp-python's own OpenAI-compatible server on a free loopback port, always stopped."""
-    port = free_port()
-    log = tempfile.TemporaryFile()
-    cmd = [sys.executable, "-m", "llama_cpp.server", "--model", str(model_path), "--model_alias", "bundled",
-           "--host", "127.0.0.1", "--port", str(port), "--n_ctx", "2048", "--n_threads", str(available_cores())]
-    proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}/v1"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            if proc.poll() is not None:
-                log.seek(0)
-                pytest.fail(f"llama_cpp.server exited with {proc.returncode}:\n{log.read().decode()[-2000:]}")
-            try:
-                with urllib.request.urlopen(f"{base}/models", timeout=2) as r:
-                    if r.status == 200:
-                        break
-            except OSError:
-                pass
-            if time.monotonic() > deadline:
-                pytest.fail("llama_cpp.server did not answer /v1/models within 120 s")
-            time.sleep(0.5)
+    """llama-cpp-python's own OpenAI-compatible server on a free loopback port, stopped at the end."""
+    with serve_gguf(model_path, n_ctx=2048, ready_timeout_s=120) as base:
         yield base
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait(timeout=15)
-        log.close()
 
 
 def test_the_openai_backend_talks_to_a_real_local_server(llama_server: str,
