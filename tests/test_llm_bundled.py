@@ -52,13 +52,14 @@ def repair_answer(bundled: LlamaCppLLM) -> Completion:
     return bundled.complete(REPAIR, temperature=0.0, max_tokens=96, seed=0)
 
 
-def test_the_bundled_model_repairs_a_function_that_then_passes_in_the_sandbox(repair_answer: Completion) -> None:
+def test_the_bundled_model_repairs_a_function_that_then_passes_in_the_sandbox(repair_answer: Completion,
+                                                                             sandbox_image: str) -> None:
     from sandbox import open_sandbox
 
     fixed = first_code_block(repair_answer.text)
     assert "def add" in fixed, repair_answer.text
     source = f"{fixed}\n\n{TESTS}print('all asserts passed')\n"
-    with open_sandbox("docker") as sb:
+    with open_sandbox("docker", image=sandbox_image) as sb:
         r = sb.run({"test_add.py": source}, ["python3", "test_add.py"], timeout=30)
     assert r.ok and "all asserts passed" in r.stdout, (repair_answer.text, r)
 

@@ -9,7 +9,7 @@ import logging
 import os
 import random
 import time
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
@@ -117,7 +117,7 @@ class OpenAILLM:
             raise _Transient(f"{self.where} answered with no choices")
         return resp
 
-    def _raise_for_status(self, exc: Any, key: str, attempt_number: int) -> None:
+    def _raise_for_status(self, exc: Any, key: str, attempt_number: int) -> NoReturn:
         status = exc.status_code
         headers = exc.response.headers if exc.response is not None else None
         detail = _detail(exc)
