@@ -62,21 +62,23 @@ def draft(target: Target, failure: Failure) -> list[Message]:
                             f"Reply with the corrected function `{target.name}`.")]
 
 
-def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
+def _follow_up(target: Target, failure: Failure, situation: str, attempts: list[Attempt], ask: str) -> list[Message]:
+    """A revision request: the task (a stable prefix), what just happened, earlier attempts, what to do."""
     history = _history(target, attempts)
     return [Message("system", SYSTEM),
-            Message("user", f"{_task(target, failure)}\n\nThis attempt still fails:\n{_fence(split_docstring(current)[0])}\n"
-                            f"{feedback.strip()}\n" + (f"\n{history}\n" if history else "") +
-                            f"\nFind the real bug. Reply with the corrected function `{target.name}`.")]
+            Message("user", f"{_task(target, failure)}\n\n{situation.strip()}\n" + (f"\n{history}\n" if history else "")
+                    + f"\n{ask} Reply with the corrected function `{target.name}`.")]
+
+
+def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
+    situation = f"This attempt still fails:\n{_fence(split_docstring(current)[0])}\n{feedback.strip()}"
+    return _follow_up(target, failure, situation, attempts, "Find the real bug.")
 
 
 def repeat(target: Target, failure: Failure, same_as: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
-    history = _history(target, attempts)
-    return [Message("system", SYSTEM),
-            Message("user", f"{_task(target, failure)}\n\nYour answer was the same code as {same_as}, which fails:\n"
-                            f"{feedback.strip()}\n" + (f"\n{history}\n" if history else "") +
-                            "\nThat change does not fix it. Read the docstring and the failing test again, find a "
-                            f"different bug, and reply with the corrected function `{target.name}`.")]
+    situation = f"Your answer was the same code as {same_as}, which fails:\n{feedback.strip()}"
+    return _follow_up(target, failure, situation, attempts, "That change does not fix it. Read the docstring and "
+                                                            "the failing test again and find a different bug.")
 
 
 def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
