@@ -15,7 +15,7 @@ from bot.agent.context import Schedule
 from bot.llm.types import LLM
 from sandbox import Sandbox
 
-from .harness import HumanEvalHarness
+from .harness import humaneval_harness
 from .results import ResultsFile, TaskResult
 from .tasks import Task
 
@@ -47,7 +47,7 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     start = time.monotonic()
     target = target_of(task)
     shown = visible_tests(task, config.protocol)
-    visible = HumanEvalHarness(sandbox, task.buggy_module, task.entry_point, shown)
+    visible = humaneval_harness(sandbox, task.buggy_module, task.entry_point, shown)
     before = visible.check(target.source)
     failure = Failure(summary=PASSING_START if before.passed else before.feedback, tests=shown)
     ctx = AgentContext(llm=llm, harness=visible, target=target, failure=failure, budgets=config.budgets,
@@ -55,7 +55,7 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     result = repair(ctx)
     passed = result.status == "fixed"
     if result.final_code is not None and config.protocol != "tests":
-        hidden = HumanEvalHarness(sandbox, task.buggy_module, task.entry_point, task.test)
+        hidden = humaneval_harness(sandbox, task.buggy_module, task.entry_point, task.test)
         passed = hidden.check(result.final_code).passed
     fixed_module = splice(task.buggy_module, task.entry_point, result.final_code) if result.final_code else None
     diff = "".join(difflib.unified_diff(task.buggy_module.splitlines(True), fixed_module.splitlines(True),
@@ -105,7 +105,7 @@ def replay(tasks: Sequence[Task], llm: LLM, sandbox: Sandbox, config: ReplayConf
 def selfcheck(tasks: Sequence[Task], sandbox: Sandbox) -> list[str]:
     """Harness check, never a score: every canonical solution must pass and every buggy one fail.
     All programs go to the sandbox as one batch."""
-    harnesses = [HumanEvalHarness(sandbox, t.buggy_module, t.entry_point, t.test) for t in tasks]
+    harnesses = [humaneval_harness(sandbox, t.buggy_module, t.entry_point, t.test) for t in tasks]
     jobs = []
     for task, harness in zip(tasks, harnesses):
         jobs += [harness.job(function_source(task.canonical_module, task.entry_point)),

@@ -24,7 +24,11 @@ def test_run_without_command_is_one_line():
         "fixbot: error: no command given: fixbot sandbox run [--file F] -- python3 F"
 
 
-def test_demo_runs_red_tests_in_the_sandbox(sandbox_image):
-    result = run_fixbot("demo")
-    assert result.returncode == 0, result.stderr
-    assert "assert 1.0 == 1.5" in result.stdout and "2 failed" in result.stdout
+@pytest.mark.model
+@pytest.mark.timeout(900)
+def test_demo_repairs_the_module_with_the_bundled_model(sandbox_image):
+    """The README's main job: red tests, the agent's repair with the bundled model, the minimal diff."""
+    result = run_fixbot("demo", timeout=900)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "E   assert 2.0 == 4" in result.stdout and "green: the tests pass" in result.stdout
+    assert "-    return total / (len(xs) + 1)\n+    return total / len(xs)" in result.stdout

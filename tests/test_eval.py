@@ -10,7 +10,7 @@ import pytest
 
 from bot.agent.code import function_source
 from bot.errors import UserError
-from eval.harness import HumanEvalHarness
+from eval.harness import humaneval_harness
 from eval.replay import target_of
 from eval.report import summarize
 from eval.results import ResultsFile, TaskResult
@@ -72,7 +72,7 @@ def test_hub_unreachable_is_clear(monkeypatch):
 
 def test_harness_feedback_shows_the_value(tasks, docker_sandbox):
     task = tasks[0]
-    harness = HumanEvalHarness(docker_sandbox, task.buggy_module, task.entry_point, task.test)
+    harness = humaneval_harness(docker_sandbox, task.buggy_module, task.entry_point, task.test)
     bad = harness.check(target_of(task).source)
     assert not bad.passed
     assert "assert True == False" in bad.feedback and "where True = has_close_elements([" in bad.feedback
@@ -82,7 +82,7 @@ def test_harness_feedback_shows_the_value(tasks, docker_sandbox):
 
 def test_harness_reports_a_timeout(tasks, docker_sandbox):
     task = tasks[10]  # the buggy make_palindrome loops forever
-    harness = HumanEvalHarness(docker_sandbox, task.buggy_module, task.entry_point, task.test, timeout_s=3)
+    harness = humaneval_harness(docker_sandbox, task.buggy_module, task.entry_point, task.test, timeout_s=3)
     outcome = harness.check(target_of(task).source)
     assert outcome.timed_out and "loops forever" in outcome.feedback
 
