@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Literal
 
 from .errors import BadJob, DockerUnavailable, ImageBuildFailed, ImageMissing, SandboxError
-from .types import FileContent, Job, Limits, RunResult, Sandbox, SandboxInfo
+from .types import FileContent, Job, Limits, RunResult, Sandbox
 
 SandboxKind = Literal["docker", "local"]
 
@@ -24,4 +24,4 @@ def open_sandbox(kind: SandboxKind = "docker", *, image: str | None = None, limi
 
 
 __all__ = ["BadJob", "DockerUnavailable", "FileContent", "ImageBuildFailed", "ImageMissing", "Job", "Limits",
-           "RunResult", "Sandbox", "SandboxError", "SandboxInfo", "SandboxKind", "open_sandbox"]
+           "RunResult", "Sandbox", "SandboxError", "SandboxKind", "open_sandbox"]

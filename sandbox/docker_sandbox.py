@@ -16,7 +16,7 @@ from .channel import ChannelClosed, ChannelTimeout
 from .containers import Worker
 from .errors import SandboxError
 from .image import default_image, require_image
-from .types import FileContent, Job, Limits, RunResult, SandboxInfo
+from .types import FileContent, Job, Limits, RunResult
 from .wire import decode_results, encode_request, lost_result
 
 GRACE_S = 20.0  # extraction, clean-up and the answer, beyond the jobs' own timeouts
@@ -107,9 +107,6 @@ class DockerSandbox:
             return self._run_chunk(chunks[0])
         with ThreadPoolExecutor(max_workers=len(chunks)) as pool:
             return [result for part in pool.map(self._run_chunk, chunks) for result in part]
-
-    def info(self) -> SandboxInfo:
-        return SandboxInfo(kind="docker", image=self.image, isolated=True)
 
     def close(self) -> None:
         self._closed = True

@@ -9,7 +9,7 @@ import sys
 import tempfile
 from typing import Mapping, Sequence
 
-from .types import FileContent, Job, Limits, RunResult, SandboxInfo
+from .types import FileContent, Job, Limits, RunResult
 from .wire import decode_results, encode_request, lost_result, runner_source
 
 log = logging.getLogger("fixbot.sandbox")
@@ -40,9 +40,6 @@ class LocalSandbox:
         except subprocess.TimeoutExpired:
             return [lost_result(job, "the local runner did not answer in time") for job in jobs]
         return decode_results(proc.stdout, proc.stderr, len(jobs))
-
-    def info(self) -> SandboxInfo:
-        return SandboxInfo(kind="local", isolated=False, notes=(WARNING,))
 
     def close(self) -> None:
         pass

@@ -1,7 +1,7 @@
 """Typed records and the protocol every sandbox implements."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Mapping, Protocol, Sequence, Union
 
 FileContent = Union[str, bytes]
@@ -42,14 +42,6 @@ class Limits:
     cpus: float = 1.0
     workdir_mb: int = 256
     output_bytes: int = 64 * 1024  # per stream, per job
-
-
-@dataclass(frozen=True)
-class SandboxInfo:
-    kind: str
-    image: str | None = None
-    isolated: bool = True
-    notes: tuple[str, ...] = field(default_factory=tuple)
 
 
 class Sandbox(Protocol):

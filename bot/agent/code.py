@@ -26,7 +26,6 @@ class Extracted:
     code: str | None
     problem: Problem | None = None
     detail: str = ""
-    imports: tuple[str, ...] = ()  # top-level imports the answer added, kept for the splice
 
 
 def _blocks(text: str) -> list[str]:
@@ -75,9 +74,7 @@ def extract_function(text: str, name: str, original: str) -> Extracted:
             continue
         node = find_function(tree, name)
         if node is not None:
-            imports = tuple(ast.get_source_segment(source, n) or "" for n in tree.body
-                            if isinstance(n, (ast.Import, ast.ImportFrom)))
-            return Extracted(_segment(source, node), imports=imports)
+            return Extracted(_segment(source, node))
         if tree.body and not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in tree.body):
             # A body without its `def` line: give it the original header.
             wrapped = _with_original_header(original, source)

@@ -10,7 +10,7 @@ import sys
 from ..agent import AgentContext, Budgets, Failure, Target, repair
 from ..agent.code import function_source, splice
 from ..harness import PytestHarness
-from .options import add_model_args, add_sandbox_args, open_model, open_sandbox_from
+from .options import add_model_args, add_sandbox_args, opened_model, open_sandbox_from
 
 MODULE = '''"""Small statistics helpers."""
 
@@ -50,15 +50,10 @@ def cmd_demo(args: argparse.Namespace) -> int:
         before = harness.check(source)
         _say(f"red: the tests fail\n{before.feedback}\n")
         _say(f"repairing `mean` with {args.model} (up to {args.iterations} attempts)...")
-        llm = open_model(args)
-        try:
+        with opened_model(args) as llm:
             result = repair(AgentContext(llm=llm, harness=harness, target=Target("mean", source),
                                          failure=Failure(before.feedback, tests=TESTS),
                                          budgets=Budgets(iterations=args.iterations)))
-        finally:
-            close = getattr(llm, "close", None)
-            if close:
-                close()
     for a in result.attempts:
         _say(f"  attempt {a.iteration} ({a.node}): {a.outcome} · {a.completion_tokens} tokens · {a.latency_s:.1f} s")
     if result.final_code is None:

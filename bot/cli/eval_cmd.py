@@ -10,7 +10,7 @@ from tqdm import tqdm
 from ..agent import Budgets
 from ..agent.context import SCHEDULES
 from ..errors import UserError
-from .options import add_model_args, add_sandbox_args, open_model, open_sandbox_from
+from .options import add_model_args, add_sandbox_args, opened_model, open_sandbox_from
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -42,9 +42,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     store = ResultsFile(out, run)
     config = ReplayConfig(protocol=args.protocol, schedule=args.schedule, seed=args.seed,
                           budgets=Budgets(iterations=args.iterations, wall_s=args.task_seconds))
-    llm = open_model(args)
     already = len(set(store.load()) & {t.task_id for t in tasks})
-    with open_sandbox_from(args) as sandbox, tqdm(total=len(tasks), initial=already, unit="task",
+    with opened_model(args) as llm, open_sandbox_from(args) as sandbox, tqdm(total=len(tasks), initial=already, unit="task",
                                                    desc=f"eval {args.protocol}", file=sys.stderr) as bar:
         passed = [0]
 
@@ -53,12 +52,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
             bar.set_postfix_str(f"{result.task_id} {'pass' if result.passed else 'fail'} · {passed[0]} passed")
             bar.update(1)
 
-        try:
-            results = replay(tasks, llm, sandbox, config, store, workers=args.workers, on_done=on_done)
-        finally:
-            close = getattr(llm, "close", None)
-            if close:  # an in-process model frees itself now, not noisily at interpreter exit
-                close()
+        results = replay(tasks, llm, sandbox, config, store, workers=args.workers, on_done=on_done)
     summary = write_outputs(results, run, out)
     print(table(summary))
     print(f"results: {out}/results.jsonl · summary: {out}/summary.json · curve: {out}/curve.png")

@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
+from typing import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
@@ -17,8 +19,16 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--api-key", metavar="KEY[,KEY...]", help="openai: key(s), rotated (default $OPENAI_API_KEY)")
 
 
-def open_model(args: argparse.Namespace) -> LLM:
-    return open_llm(args.model, api_base=args.api_base, api_key=args.api_key)
+@contextlib.contextmanager
+def opened_model(args: argparse.Namespace) -> Iterator[LLM]:
+    """The model for --model; an in-process one is freed on the way out, not noisily at interpreter exit."""
+    llm = open_llm(args.model, api_base=args.api_base, api_key=args.api_key)
+    try:
+        yield llm
+    finally:
+        close = getattr(llm, "close", None)
+        if close:
+            close()
 
 
 def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
