@@ -33,7 +33,11 @@ def _load(source: str | bytes | os.PathLike[str]) -> JUnitXml:
         if isinstance(source, bytes) or (isinstance(source, str) and source.lstrip().startswith("<")):
             return JUnitXml.fromstring(source)
         path = Path(source)
-        if not path.is_file():
+        try:
+            is_file = path.is_file()
+        except OSError:  # a name too long for the file system: certainly not our file
+            is_file = False
+        if not is_file:
             raise ParseError(f"JUnit XML file not found: {path}")
         return JUnitXml.fromfile(str(path))
     except (XMLSyntaxError, JUnitXmlError, ValueError) as exc:
