@@ -25,7 +25,10 @@ def parse_pytest_output(text: str, root: str | None = None) -> list[Failure]:
     relative. Raises ParseError when the text shows no sign of a pytest run; a green run gives []."""
     lines = text.splitlines()
     root = root or _find_root(lines)
-    blocks, summary, is_pytest = _scan(lines)
+    # A log cut mid-line (`FAILED tests/test_a`) would invent a test id: an unterminated last line counts only
+    # for the "is this pytest" check and the report blocks, never as a summary line.
+    cut = bool(text) and not text.endswith(("\n", "\r"))
+    blocks, summary, is_pytest = _scan(lines, cut)
     if not is_pytest:
         raise ParseError("no pytest output found (no session header, FAILURES/ERRORS section, summary or stats line)")
     failures: list[Failure] = []
@@ -44,14 +47,15 @@ def parse_pytest_output(text: str, root: str | None = None) -> list[Failure]:
     return _dedupe(failures)
 
 
-def _scan(lines: list[str]) -> tuple[list[tuple[str, list[str]]], dict[str, str | None], bool]:
+def _scan(lines: list[str], cut: bool) -> tuple[list[tuple[str, list[str]]], dict[str, str | None], bool]:
     """One pass: report blocks as (header, body lines), summary ids → message, and whether this is pytest at all."""
     blocks: list[tuple[str, list[str]]] = []
     summary: dict[str, str | None] = {}
     section: str | None = None
     is_pytest = False
-    for line in lines:
+    for n, line in enumerate(lines):
         line = line.rstrip()
+        partial = cut and n == len(lines) - 1
         sec = _SECTION.match(line)
         if sec:
             title = sec["title"]
@@ -69,11 +73,12 @@ def _scan(lines: list[str]) -> tuple[list[tuple[str, list[str]]], dict[str, str 
             continue  # captured output of passing tests may contain anything
         m = _SUMMARY.match(line)
         if m and (section == "short test summary info" or "::" in m["id"] or m["id"].endswith(".py")):
-            summary.setdefault(m["id"].strip(), m["msg"])
+            if not partial:
+                summary.setdefault(m["id"].strip(), m["msg"])
             is_pytest = True
             continue
         v = _VERBOSE.match(line)
-        if v:
+        if v and not partial:
             summary.setdefault(v["id"].strip(), None)
         elif _STATS.search(line) and not line.startswith(" "):
             is_pytest = True  # `-q` ends with a bare stats line
