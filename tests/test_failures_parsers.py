@@ -46,6 +46,10 @@ def test_ok():
 """
 BROKEN = "def f(:\n    return 1\n"
 TEST_BROKEN = "from mod import f\n\n\ndef test_f():\n    assert f() == 1\n"
+SETUP_ERROR = {
+    "tests/conftest.py": "import pytest\n\n\n@pytest.fixture\ndef db():\n    raise ConnectionError('no db')\n",
+    "tests/test_db.py": "def test_query(db):\n    assert db\n",
+}
 PASSING = "def test_fine():\n    assert 1 + 1 == 2\n"
 
 
@@ -82,6 +86,7 @@ def runs(tmp_path_factory) -> dict[str, object]:
         "color": run_pytest(calc, "--color=yes"),
         "broken_long": run_pytest(broken, "--tb=long", "--junitxml=x1.xml", "-o", "junit_family=xunit1"),
         "green": run_pytest(green, "--junitxml=x1.xml"),
+        "setup": run_pytest(write_project(base / "setup", SETUP_ERROR), "--tb=short"),
         "green_dir": green,
     }
 
@@ -151,6 +156,13 @@ def test_collection_error_points_at_broken_module(runs):
 def test_junit_without_root_keeps_absolute_path(runs):
     [f] = parse_junit(runs["broken"] / "x1.xml")
     assert Path(f.file) == runs["broken"] / "mod.py"
+
+
+def test_fixture_error_at_setup(runs):
+    [f] = parse_pytest_output(runs["setup"])
+    assert (f.test_id, f.error_type) == ("tests/test_db.py::test_query", "ConnectionError")
+    assert (f.file, f.line) == ("tests/conftest.py", 6)  # no frame in the test file: the deepest one
+    assert "no db" in f.message
 
 
 def test_green_run_is_empty(runs):
