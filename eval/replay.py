@@ -1,7 +1,6 @@
 """Replay HumanEvalFix: each task is a target with its tests; the same agent and sandbox as `fixbot fix`."""
 from __future__ import annotations
 
-import difflib
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import Callable, Literal, Sequence
 
 from bot.agent import AgentContext, Budgets, Failure, Target, repair
-from bot.agent.code import function_source, splice
+from bot.agent.code import function_source, splice, unified_diff
 from bot.agent.context import Schedule
 from bot.llm.types import LLM
 from sandbox import Sandbox
@@ -58,8 +57,7 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
         hidden = humaneval_harness(sandbox, task.buggy_module, task.entry_point, task.test)
         passed = hidden.check(result.final_code).passed
     fixed_module = splice(task.buggy_module, task.entry_point, result.final_code) if result.final_code else None
-    diff = "".join(difflib.unified_diff(task.buggy_module.splitlines(True), fixed_module.splitlines(True),
-                                        "a/solution.py", "b/solution.py")) if fixed_module else ""
+    diff = unified_diff(task.buggy_module, fixed_module, "solution.py") if fixed_module else ""
     return TaskResult(task_id=task.task_id, bug_type=task.bug_type, passed=passed,
                       visible_passed=result.status == "fixed", iterations=result.iterations,
                       stop_reason=result.stop_reason, prompt_tokens=result.prompt_tokens,

@@ -163,12 +163,10 @@ def run_job(job, workdir, env, options):
             "timed_out": timed_out, "oom_killed": oom, "truncated": bool(out.dropped or err.dropped)}
 
 
-def _safe_member(member, root):
+def _check_member(member):
     name = member.name
-    parts = name.split("/")
-    if name.startswith("/") or ".." in parts or not (member.isfile() or member.isdir()):
+    if name.startswith("/") or ".." in name.split("/") or not (member.isfile() or member.isdir()):
         raise ValueError("refusing tar member %r" % name)
-    return os.path.join(root, name)
 
 
 def extract(stream, root, n_jobs):
@@ -176,7 +174,7 @@ def extract(stream, root, n_jobs):
         os.makedirs(os.path.join(root, str(i)), exist_ok=True)
     with tarfile.open(fileobj=stream, mode="r|") as tar:
         for member in tar:
-            _safe_member(member, root)
+            _check_member(member)
             tar.extract(member, root, set_attrs=member.isfile())
 
 

@@ -115,7 +115,6 @@ def test_cli_eval_with_scripted_model_writes_results_and_resumes(tasks, data, tm
 
 
 def test_examples_protocol_judges_with_the_hidden_tests(tasks, data, tmp_path, sandbox_image):
-    task = tasks[0]
     # Passes the two visible examples but not the full tests: visible pass, hidden fail (overfitting).
     overfit = "```python\ndef has_close_elements(numbers, threshold):\n    return threshold == 0.3\n```"
     out = tmp_path / "ex"

@@ -251,6 +251,11 @@ def _body_start(code: str) -> int:
     return node.body[0].lineno
 
 
+def unified_diff(before: str, after: str, path: str) -> str:
+    """The change from `before` to `after` of the file at `path`, as a unified diff (empty: no change)."""
+    return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{path}", f"b/{path}"))
+
+
 def changed_lines(before: str, after: str) -> int:
     """Lines changed by a fix: per differing region, the larger of lines removed and lines added."""
     matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)

@@ -4,11 +4,10 @@ repositories.)"""
 from __future__ import annotations
 
 import argparse
-import difflib
 import sys
 
 from ..agent import AgentContext, Budgets, Failure, Target, repair
-from ..agent.code import function_source, splice
+from ..agent.code import function_source, splice, unified_diff
 from ..harness import PytestHarness
 from .options import add_model_args, add_sandbox_args, opened_model, open_sandbox_from
 
@@ -60,7 +59,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         _say(f"\nnot fixed ({result.stop_reason} budget spent)")
         return 1
     fixed = splice(MODULE, "mean", result.final_code)
-    diff = "".join(difflib.unified_diff(MODULE.splitlines(True), fixed.splitlines(True), "a/stats.py", "b/stats.py"))
+    diff = unified_diff(MODULE, fixed, "stats.py")
     _say(f"\ngreen: the tests pass with this fix ({result.changed_lines} line changed, {result.wall_s:.0f} s):\n")
     sys.stdout.write(diff)
     return 0
