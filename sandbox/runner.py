@@ -123,7 +123,8 @@ def run_job(job, workdir, env, options):
     cap = options["output_bytes"]
     tmp = os.path.join(workdir, ".tmp")
     os.makedirs(tmp, exist_ok=True)
-    child_env = dict(env, HOME=workdir, TMPDIR=tmp)
+    child_env = dict(env, **job.get("env", {}))
+    child_env.update(HOME=workdir, TMPDIR=tmp)
     out, err = CappedBuffer(cap), CappedBuffer(cap)
     oom_before = _oom_kills()
     start = time.monotonic()
@@ -160,7 +161,27 @@ def run_job(job, workdir, env, options):
     oom = (not timed_out and code == -signal.SIGKILL and oom_before is not None
            and oom_after is not None and oom_after > oom_before)
     return {"exit_code": code, "stdout": out.text(), "stderr": err.text(), "duration_s": duration,
-            "timed_out": timed_out, "oom_killed": oom, "truncated": bool(out.dropped or err.dropped)}
+            "timed_out": timed_out, "oom_killed": oom, "truncated": bool(out.dropped or err.dropped),
+            "files": collect(workdir, job.get("collect", ()), options.get("collect_bytes", 0))}
+
+
+def collect(workdir, names, cap):
+    """The requested files the job left in its work dir, as text. A symlink out of the work dir, a FIFO or
+    a file over `cap` bytes is left out (the host sees it missing), never followed or cut."""
+    root = os.path.realpath(workdir)
+    files = {}
+    for name in names:
+        path = os.path.realpath(os.path.join(workdir, name))
+        if not path.startswith(root + os.sep) or not os.path.isfile(path):
+            continue
+        try:
+            with open(path, "rb") as f:
+                data = f.read(cap + 1)
+        except OSError:
+            continue
+        if len(data) <= cap:
+            files[name] = data.decode("utf-8", "backslashreplace")
+    return files
 
 
 def _check_member(member):

@@ -1,7 +1,7 @@
 """Typed records and the protocol every sandbox implements."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Mapping, Protocol, Sequence, Union
 
 FileContent = Union[str, bytes]
@@ -14,6 +14,8 @@ class Job:
     files: Mapping[str, FileContent]
     command: Sequence[str]
     timeout: float = 30.0
+    env: Mapping[str, str] = field(default_factory=dict)  # added to the sandbox's clean environment
+    collect: Sequence[str] = ()  # work-dir files to bring back as text (a JUnit report, coverage data)
 
 
 @dataclass(frozen=True)
@@ -27,6 +29,7 @@ class RunResult:
     timed_out: bool = False
     oom_killed: bool = False
     truncated: bool = False
+    files: Mapping[str, str] = field(default_factory=dict)  # the collected files that existed (and fit)
 
     @property
     def ok(self) -> bool:

@@ -5,6 +5,7 @@ import functools
 import io
 import json
 import math
+import re
 import tarfile
 from importlib import resources
 from pathlib import PurePosixPath
@@ -15,6 +16,8 @@ from .types import Job, Limits, RunResult
 
 CHILD_PATH = "/usr/local/bin:/usr/bin:/bin"
 MAX_TIMEOUT_S = 24 * 3600
+COLLECT_BYTES = 8 * 1024 * 1024  # per collected file; a bigger one is left out, never cut
+ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 @functools.cache
@@ -41,6 +44,11 @@ def check_job(job: Job) -> None:
         raise BadJob(f"bad timeout {job.timeout!r}: must be a number of seconds in (0, {MAX_TIMEOUT_S}]")
     for name in job.files:
         check_path(name)
+    for name in job.collect:
+        check_path(name)
+    for key, value in job.env.items():
+        if not (isinstance(key, str) and ENV_NAME.match(key) and isinstance(value, str) and "\x00" not in value):
+            raise BadJob(f"bad environment variable {key!r}={value!r}: a name like FOO_BAR and a string value")
 
 
 def _tar(jobs: Sequence[Job]) -> bytes:
@@ -62,9 +70,11 @@ def encode_request(jobs: Sequence[Job], limits: Limits, options: dict[str, Any])
     payload = _tar(jobs)
     header = {
         "tar_size": len(payload),
-        "jobs": [{"command": list(job.command), "timeout": float(job.timeout)} for job in jobs],
+        "jobs": [{"command": list(job.command), "timeout": float(job.timeout), "env": dict(job.env),
+                  "collect": list(job.collect)} for job in jobs],
         "options": {
             "output_bytes": limits.output_bytes,
+            "collect_bytes": COLLECT_BYTES,
             "parallel": max(1, math.ceil(limits.cpus)),
             "env": {"PATH": CHILD_PATH, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8", "PYTHONDONTWRITEBYTECODE": "1"},
             **options,

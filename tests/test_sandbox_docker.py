@@ -70,6 +70,26 @@ def test_non_utf8_output_is_kept_as_escapes(docker_sandbox):
     assert result.ok and result.stdout == "ok \\xff\\xfe end"
 
 
+def test_env_and_collected_files_come_back(docker_sandbox):
+    code = ("import os, pathlib\n"
+            "pathlib.Path('out').mkdir()\n"
+            "pathlib.Path('out/report.xml').write_text(os.environ['FIXBOT_X'] + ' \\u00e9')\n"
+            "pathlib.Path('big.txt').write_bytes(b'x' * (9 * 1024 * 1024))\n"
+            "os.symlink('/etc/passwd', 'link.txt')\n")
+    result = docker_sandbox.run_batch([Job({"w.py": code}, ["python3", "w.py"], 30, env={"FIXBOT_X": "hello"},
+                                           collect=("out/report.xml", "missing.xml", "big.txt", "link.txt"))])[0]
+    assert result.exit_code == 0, result.stderr
+    # the symlink out of the work dir is not followed; the 9 MiB file is over the cap: both absent, not cut
+    assert result.files == {"out/report.xml": "hello \u00e9"}
+
+
+def test_bad_env_and_collect_are_refused(docker_sandbox):
+    with pytest.raises(BadJob):
+        docker_sandbox.run_batch([Job({}, ["true"], 5, env={"BAD NAME": "x"})])
+    with pytest.raises(BadJob):
+        docker_sandbox.run_batch([Job({}, ["true"], 5, collect=("../etc/passwd",))])
+
+
 @pytest.mark.parametrize("name", ["../escape.py", "/etc/passwd", "a/../../b", "", "nul\x00byte"])
 def test_unsafe_file_names_are_refused(docker_sandbox, name):
     with pytest.raises(BadJob, match="bad file name"):

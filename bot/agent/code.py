@@ -86,7 +86,10 @@ def extract_function(text: str, name: str, original: str) -> Extracted:
 
 
 def _with_original_header(original: str, body: str) -> str | None:
-    node = find_function(ast.parse(original), _name(original))
+    try:
+        node = find_function(ast.parse(original), _name(original))
+    except (SyntaxError, StopIteration):  # the header itself may be what is broken
+        return None
     if node is None:
         return None
     first, _ = function_span(node)
@@ -108,7 +111,10 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple:
 def signature_problem(candidate: str, original: str, name: str) -> str | None:
     """Why the candidate cannot replace the original (wrong name or parameters), or None."""
     new = find_function(ast.parse(candidate), name)
-    old = find_function(ast.parse(textwrap.dedent(original)), name)
+    try:
+        old = find_function(ast.parse(textwrap.dedent(original)), name)
+    except SyntaxError:  # the original does not parse (the bug is a syntax error): the name must still match
+        return None if new is not None else f"the function must be named `{name}`"
     if new is None or old is None:
         return f"the function must be named `{name}`"
     if _params(new) != _params(old):
@@ -135,11 +141,18 @@ def normalized_dump(code: str) -> str:
 
 
 def code_hash(code: str) -> str:
-    return hashlib.sha256(normalized_dump(code).encode()).hexdigest()[:16]
+    try:
+        key = normalized_dump(code)
+    except SyntaxError:  # a target broken by a syntax error: its text, whitespace aside, is its identity
+        key = " ".join(code.split())
+    return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
 def _docstring_lines(code: str) -> tuple[int, int] | None:
-    node = find_function(ast.parse(code), _name(code))
+    try:
+        node = find_function(ast.parse(code), _name(code))
+    except (SyntaxError, StopIteration):  # a broken target shows its docstring inline
+        return None
     if node and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant) \
             and isinstance(node.body[0].value.value, str):
         return node.body[0].lineno, node.body[0].end_lineno or node.body[0].lineno

@@ -16,11 +16,12 @@ from typing import Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from ..llm.errors import LLMError
 from . import prompts
 from .code import changed_lines, code_hash, extract_function, faithful, signature_problem
 from .context import REPEAT_BOOST, AgentContext, temperature
 from .state import AgentState, Pending
-from .types import AgentResult, Attempt, StopReason
+from .types import AgentResult, Attempt, RepairInterrupted, StopReason
 
 
 def _ask(node: str, messages: list, state: AgentState, ctx: AgentContext, boost: float = 0.0) -> dict:
@@ -138,7 +139,13 @@ def repair(ctx: AgentContext) -> AgentResult:
     state: AgentState = {"iteration": 0, "tokens": 0, "started": started, "pending": None, "attempts": [],
                          "seen": {code_hash(ctx.target.source): "the original (buggy) function"}, "final": None,
                          "current": ctx.target.source, "feedback": ctx.failure.summary, "stop": None}
-    out = build_graph().invoke(state, context=ctx, config={"recursion_limit": 4 * ctx.budgets.iterations + 10})
+    out = state
+    try:  # streamed so that a model failure mid-way still hands back the attempts made so far
+        for out in build_graph().stream(state, context=ctx, stream_mode="values",
+                                        config={"recursion_limit": 4 * ctx.budgets.iterations + 10}):
+            pass
+    except LLMError as exc:
+        raise RepairInterrupted(str(exc), tuple(out["attempts"])) from exc
     final = out.get("final")
     stop: StopReason = out.get("stop") or _spent(out, ctx) or "iterations"
     return AgentResult(status="fixed" if final else "not_fixed", stop_reason=stop, final_code=final,

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
+from ..llm.errors import LLMError
+
 Node = Literal["draft", "reflect", "repeat", "syntax"]
 Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat"]
 Status = Literal["fixed", "not_fixed"]
@@ -85,3 +87,11 @@ class AgentResult:
     @property
     def completion_tokens(self) -> int:
         return sum(a.completion_tokens for a in self.attempts)
+
+
+class RepairInterrupted(LLMError):
+    """The model failed mid-repair (server down, script exhausted); the attempts made so far are kept."""
+
+    def __init__(self, message: str, attempts: tuple[Attempt, ...]) -> None:
+        super().__init__(message)
+        self.attempts = attempts

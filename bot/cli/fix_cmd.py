@@ -1,0 +1,139 @@
+"""`fixbot fix PATH`: from a checkout with failing tests to a verified, minimal patch (and a report)."""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import sys
+import threading
+from pathlib import Path
+from typing import Sequence
+
+from sandbox import open_sandbox
+from sandbox.containers import connect
+from sandbox.image import default_image, require_image
+
+from ..errors import UserError
+from ..failures import parse_ci_log
+from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
+from ..fix.environment import prepare_environment
+from ..fix.patch import PatchRejected, apply_patch
+from ..fix.pipeline import FixOptions, FixRun, fix
+from ..fix.result import write_outputs
+from ..fix.testrun import TestCommand
+from ..llm import LLM, Completion, Message, open_llm, parse_model_spec
+from .options import add_model_args
+
+
+def _say(message: str) -> None:
+    print(message, flush=True)
+
+
+class LazyModel:
+    """Opens the model at its first call: a green suite or a flaky failure never loads a 1 GB model."""
+
+    def __init__(self, args: argparse.Namespace) -> None:
+        self._args = args
+        self._llm: LLM | None = None
+        self._lock = threading.Lock()
+        self.name = args.model
+
+    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
+                 seed: int | None = None) -> Completion:
+        with self._lock:
+            if self._llm is None:
+                _say(f"  loading {self._args.model}...")
+                self._llm = open_llm(self._args.model, api_base=self._args.api_base, api_key=self._args.api_key)
+        return self._llm.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    def close(self) -> None:
+        close = getattr(self._llm, "close", None)
+        if close:
+            close()
+
+
+def default_out(root: str) -> Path:
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    name = re.sub(r"[^A-Za-z0-9._-]+", "-", Path(root).name) or "repo"
+    return cache / "fixbot" / "fix" / name
+
+
+def _log_failures(path: str | None):
+    if not path:
+        return ()
+    try:
+        data = Path(path).read_bytes()
+    except OSError as exc:
+        raise UserError(f"--from-log {path}: {exc.strerror or exc}") from None
+    return tuple(parse_ci_log(data))
+
+
+def cmd_fix(args: argparse.Namespace) -> int:
+    if args.iterations < 1 or args.max_targets < 1:
+        raise UserError("--iterations and --max-targets must be at least 1")
+    parse_model_spec(args.model)  # a bad --model fails now; the model itself loads only when needed
+    checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
+    options = FixOptions(test_command=TestCommand.parse(args.test_cmd), log_failures=_log_failures(args.from_log),
+                         iterations=args.iterations, max_targets=args.max_targets, wall_s=args.wall,
+                         suite_timeout_s=args.suite_timeout)
+    out = Path(args.out).expanduser() if args.out else default_out(checkout.root)
+    _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
+    if options.log_failures:
+        _say(f"  the CI log names {len(options.log_failures)} failing test(s)")
+    client = connect()
+    base = default_image()
+    require_image(client, base)
+    env = prepare_environment(checkout, base_image=base, client=client, log=lambda m: _say("  " + m))
+    llm = LazyModel(args)
+    try:
+        with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
+            run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=_say)
+            result = fix(checkout, run, options, model=args.model)
+    finally:
+        llm.close()
+    write_outputs(result, out)
+    if result.error:
+        _say(f"report: {out / 'report.md'}")
+        raise UserError(result.error)
+    _say(f"\n{result.status.replace('_', ' ')}: {result.message}")
+    if result.explanation:
+        _say(result.explanation)
+    if result.status == "fixed":
+        _say("")
+        sys.stdout.write(result.diff)
+        if args.apply:
+            try:
+                apply_patch(result.diff, checkout.root)
+            except PatchRejected as exc:
+                raise UserError(f"--apply: {exc} (the working tree changed while fixbot ran?)") from None
+            _say(f"applied to {checkout.root}")
+    _say(f"\nreport: {out / 'report.md'}" + (f" · patch: {out / 'fix.patch'}" if result.status == "fixed" else ""))
+    return result.exit_code
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "fix", help="repair a repository's failing tests: a verified, minimal patch",
+        description="Copies the repository into the Docker sandbox (its declared dependencies installed once and "
+                    "cached as an image), runs its tests, re-runs the failures (a failure that does not repeat is "
+                    "flaky), ranks the functions to blame (traceback frames, the failing assertion's calls, per-test "
+                    "coverage), repairs them with the agent, re-runs the whole suite, and writes fix.patch, "
+                    "report.json and report.md. Exit status: 0 fixed, 1 not fixed, 2 bad input, 3 nothing to fix "
+                    "(all green, or flaky).")
+    parser.add_argument("path", metavar="PATH", help="the repository's top directory")
+    parser.add_argument("--test-cmd", metavar="CMD", help='the pytest command (default "pytest"), e.g. "pytest -x tests/unit"')
+    parser.add_argument("--from-log", metavar="FILE", help="a raw CI log (GitHub Actions or plain pytest output): "
+                                                          "fix the failures it names, once they reproduce here")
+    add_model_args(parser)
+    parser.add_argument("--iterations", type=int, default=8, metavar="K", help="model calls per target (default 8)")
+    parser.add_argument("--max-targets", type=int, default=4, metavar="N",
+                        help="functions tried in all, best-ranked first (default 4)")
+    parser.add_argument("--out", metavar="DIR", help="where fix.patch and the reports go "
+                                                     "(default ~/.cache/fixbot/fix/REPO-NAME)")
+    parser.add_argument("--apply", action="store_true", help="apply the patch to the working tree when fixed")
+    parser.add_argument("--wall", type=float, default=1800, metavar="S", help="time budget in seconds (default 1800)")
+    parser.add_argument("--suite-timeout", type=float, default=600, metavar="S",
+                        help="a whole-suite run longer than this is an error (default 600)")
+    parser.add_argument("--max-repo-mb", type=float, default=DEFAULT_MAX_MB, metavar="MB",
+                        help=f"refuse repositories larger than this (default {DEFAULT_MAX_MB:g})")
+    parser.set_defaults(handler=cmd_fix)

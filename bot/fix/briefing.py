@@ -1,0 +1,125 @@
+"""What the agent is told about a repository target (its code, what surrounds it, the tests that blame it), and
+the short root-cause explanation written once it is fixed."""
+from __future__ import annotations
+
+import re
+import textwrap
+from typing import Iterable, Mapping
+
+from bot.agent import Failure as AgentFailure
+from bot.agent import Target
+from bot.agent.code import changed_lines
+from bot.failures import Failure
+
+from .spans import function_spans
+from .types import CodeTarget, TestRun
+
+MAX_TESTS_SHOWN = 3
+IMPORT_LINE = re.compile(r"^(import|from)\s+\S")
+
+
+def _text(files: Mapping[str, bytes], path: str) -> str:
+    return files[path].decode("utf-8", "surrogateescape")
+
+
+def target_source(files: Mapping[str, bytes], target: CodeTarget) -> str:
+    lines = _text(files, target.path).splitlines(keepends=True)
+    return textwrap.dedent("".join(lines[target.start - 1:target.end]))
+
+
+def _context(module: str, target: CodeTarget) -> str:
+    """The module's imports, and for a method its class line: enough for the model to read names right."""
+    lines = module.splitlines()
+    keep = [line for line in lines if IMPORT_LINE.match(line)]
+    if "." in target.qualname:
+        cls = target.qualname.split(".")[-2]
+        keep += [line.strip() for line in lines if re.match(rf"^\s*class\s+{re.escape(cls)}\b", line)][:1]
+    return "\n".join(keep)
+
+
+def agent_target(files: Mapping[str, bytes], target: CodeTarget) -> Target:
+    return Target(name=target.qualname.split(".")[-1], source=target_source(files, target),
+                  context=_context(_text(files, target.path), target))
+
+
+def _test_function(files: Mapping[str, bytes], test_id: str) -> str | None:
+    path, _, rest = test_id.partition("::")
+    if path not in files or not rest:
+        return None
+    qualname = re.sub(r"\[.*\]$", "", rest).replace("::", ".")
+    source = _text(files, path)
+    try:
+        spans = function_spans(source)
+    except SyntaxError:
+        return None
+    lines = source.splitlines(keepends=True)
+    for span in spans:
+        if span.qualname == qualname:
+            return textwrap.dedent("".join(lines[span.start - 1:span.end]))
+    return None
+
+
+def tests_shown(files: Mapping[str, bytes], test_ids: Iterable[str]) -> str:
+    shown: list[str] = []
+    for test_id in sorted(test_ids):
+        source = _test_function(files, test_id)
+        if source and source not in shown:
+            shown.append(source)
+        if len(shown) == MAX_TESTS_SHOWN:
+            break
+    return "\n\n".join(s.rstrip() for s in shown)
+
+
+def agent_failure(files: Mapping[str, bytes], feedback: str, test_ids: Iterable[str]) -> AgentFailure:
+    return AgentFailure(summary=feedback, tests=tests_shown(files, test_ids))
+
+
+def blamed_tests(target: CodeTarget, run: TestRun, failing: frozenset[str]) -> frozenset[str]:
+    """The failing tests this target answers for: those that executed its body (coverage), or whose traceback
+    passes through it; a broken module answers for the modules that failed to collect. All of them otherwise."""
+    if target.broken:
+        modules = frozenset(t for t in failing if "::" not in t)
+        return modules or failing
+    found: set[str] = set()
+    if run.coverage:
+        for line, tests in run.coverage.get(target.path, {}).items():
+            if target.start < line <= target.end:
+                found |= tests & failing
+    for failure in run.failures:
+        if failure.test_id in failing and any(
+                fr.path == target.path and fr.line and target.start <= fr.line <= target.end
+                for fr in failure.traceback):
+            found.add(failure.test_id)
+    return frozenset(found) or failing
+
+
+def _first(failures: Iterable[Failure], tests: Iterable[str]) -> Failure | None:
+    wanted = set(tests)
+    return next((f for f in failures if f.test_id in wanted), None)
+
+
+def explanation(target: CodeTarget, before: str, after: str, failures: Iterable[Failure],
+                tests: Iterable[str]) -> str:
+    """A few sentences from facts only: where, what changed, which test showed it and how."""
+    removed = [line.strip() for line in before.splitlines() if line not in after.splitlines() and line.strip()]
+    added = [line.strip() for line in after.splitlines() if line not in before.splitlines() and line.strip()]
+    n = changed_lines(before, after)
+    text = (f"The bug was in `{target.qualname}` ({target.path}, lines {target.start}-{target.end}); the fix changes "
+            f"{n} line{'s' if n != 1 else ''}")
+    if removed and added:
+        text += f": `{removed[0]}` became `{added[0]}`" + (" (and more)" if len(removed) + len(added) > 2 else "")
+    text += "."
+    failure = _first(failures, tests)
+    if failure is not None:
+        text += f" It made `{failure.test_id}` fail"
+        if failure.assertion:
+            text += f" at `{failure.assertion}`"
+        if failure.actual is not None and failure.expected is not None:
+            text += f" (got `{failure.actual}`, expected `{failure.expected}`)"
+        elif failure.error_type:
+            text += f" with {failure.error_type}" + (f": {failure.message}" if failure.message else "")
+        text += "."
+    if target.reasons:
+        text += f" Located by: {', '.join(target.reasons)}."
+    return text
+

@@ -1,0 +1,54 @@
+"""Reading the user's repository: which files the sandbox gets, and the checks that make bad input a clear error."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from bot.errors import UserError
+
+from .patch import is_test_path
+from .types import Checkout
+
+# Never shipped to the sandbox: version control, virtualenvs, caches and build output.
+SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "__pycache__", ".tox", ".nox",
+             ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "build", "dist", ".fixbot", ".idea", ".vscode"}
+DEFAULT_MAX_MB = 50.0
+
+
+class BadRepository(UserError):
+    """The path is not a Python repository fixbot can work on."""
+
+
+def _skip_dir(name: str) -> bool:
+    return name in SKIP_DIRS or name.endswith(".egg-info")
+
+
+def load_checkout(path: str | Path, *, max_mb: float = DEFAULT_MAX_MB) -> Checkout:
+    root = Path(path).expanduser()
+    if not root.exists():
+        raise BadRepository(f"{path}: no such directory")
+    if not root.is_dir():
+        raise BadRepository(f"{path}: not a directory (give the repository's top directory)")
+    root = root.resolve()
+    limit = int(max_mb * 1024 * 1024)
+    files: dict[str, bytes] = {}
+    total = 0
+    for dirpath, dirnames, filenames in os.walk(root, followlinks=False):
+        dirnames[:] = sorted(d for d in dirnames if not _skip_dir(d))
+        for name in sorted(filenames):
+            full = Path(dirpath, name)
+            if full.is_symlink() or not full.is_file():
+                continue  # a link could point anywhere on the host; the sandbox gets real files only
+            rel = full.relative_to(root).as_posix()
+            size = full.stat().st_size
+            total += size
+            if total > limit:
+                raise BadRepository(f"{root} holds more than {max_mb:g} MB of files (without .git, virtualenvs and "
+                                    "caches); raise the limit with --max-repo-mb if that is expected")
+            files[rel] = full.read_bytes()
+    python = [p for p in files if p.endswith(".py")]
+    if not python:
+        raise BadRepository(f"{root}: no Python files; fixbot repairs Python projects")
+    if not any(is_test_path(p) and p.endswith(".py") and Path(p).name != "conftest.py" for p in python):
+        raise BadRepository(f"{root}: no test files (test_*.py or *_test.py); fixbot needs failing tests to work from")
+    return Checkout(root=str(root), files=files)

@@ -1,0 +1,276 @@
+"""Failures → the project functions most likely to hold the bug, best first.
+
+Four signals, each a term of the score `100·broken + 10·frame + ochiai + 0.01·named`:
+- broken (0/1): a syntax error that stopped collection is inside the function; nothing runs until it is fixed.
+- frame (1/(1+k)): the function is the k-th distinct project function from the deepest traceback frame, so an
+  exception raised in project code points at the function that raised it (max over failures).
+- ochiai (0..1): spectrum from per-test coverage; reaches a buggy helper that no frame names.
+- named (0..1): the share of failures whose failing assertion (1) or, failing that, test body (0.5) calls the
+  function; it matters when an assertion fails in the test itself and there is no coverage.
+Targets are ordered lexicographically by those terms (then path and line, for determinism), so a term only
+breaks ties of the ones before it: a helper with Ochiai 1.0 beats the function the assertion calls (< 1.0,
+since a passing test runs it too), and a raising frame beats any spectrum score.
+"""
+from __future__ import annotations
+
+import ast
+import math
+import posixpath
+import re
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Iterable, Sequence
+
+from bot.failures import Failure
+from bot.fix.spans import Span, broken_span, function_spans
+from bot.fix.types import Checkout, CodeTarget, TestRun
+
+SANDBOX_WORKDIR = "/work/"  # where the sandbox puts the checkout; frames inside it carry this prefix
+_SYNTAX = ("SyntaxError", "IndentationError", "TabError")
+_TEST_DIRS = {"tests", "test", "testing"}
+_ENV_DIRS = {"site-packages", "dist-packages", "venv", "__pypackages__", "node_modules"}
+_CALL = re.compile(r"(\.)?\b([A-Za-z_]\w*)\s*\(")
+_PHASE = re.compile(r"\|(?:setup|run|teardown)$")  # pytest-cov's "node id|run" contexts
+
+
+def is_project_file(path: str) -> bool:
+    """Project code: a .py file that is neither a test nor part of an environment or a dot-directory."""
+    parts = path.split("/")
+    name = parts[-1]
+    if not name.endswith(".py") or name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+        return False
+    return not any(p in _TEST_DIRS or p in _ENV_DIRS or p.startswith(".") for p in parts[:-1])
+
+
+@dataclass
+class _Evidence:
+    path: str
+    span: Span
+    broken: bool = False
+    frame: float = 0.0
+    ochiai: float = 0.0
+    named: float = 0.0
+    reasons: list[str] = field(default_factory=list)
+
+    def key(self) -> tuple:
+        return (-self.broken, -self.frame, -self.ochiai, -self.named, self.path, self.span.start)
+
+    def target(self) -> CodeTarget:
+        score = 100.0 * self.broken + 10.0 * self.frame + self.ochiai + 0.01 * self.named
+        return CodeTarget(self.path, self.span.qualname, self.span.start, self.span.end, round(score, 4),
+                          tuple(self.reasons), self.broken)
+
+
+class _Files:
+    """The checkout's files, decoded and parsed on demand (a file that is not UTF-8 is skipped)."""
+
+    def __init__(self, checkout: Checkout) -> None:
+        self.checkout = checkout
+        self.project = sorted(p for p in checkout.files if is_project_file(p))
+        self.text = cache(self._text)
+        self.tree = cache(self._tree)
+        self.spans = cache(self._spans)
+        self.relative = cache(self._relative)
+
+    def _text(self, path: str) -> str | None:
+        try:
+            return self.checkout.files[path].decode("utf-8").removeprefix("\ufeff")
+        except (KeyError, UnicodeDecodeError):
+            return None
+
+    def _tree(self, path: str) -> ast.Module | None:
+        text = self.text(path)
+        try:
+            return ast.parse(text) if text is not None else None
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+
+    def _spans(self, path: str) -> list[tuple[Span, int]]:
+        """(span, first body line) per function; the def line and decorators run at import, not in a test."""
+        tree = self.tree(path)
+        if tree is None:
+            return []
+        body = {min([n.lineno, *(d.lineno for d in n.decorator_list)]): n.body[0].lineno
+                for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+        return [(s, body.get(s.start, s.start)) for s in function_spans(self.text(path) or "")]
+
+    def enclosing(self, path: str, line: int) -> Span | None:
+        return next((s for s, _ in self.spans(path) if s.start <= line <= s.end), None)
+
+    def _relative(self, raw: str) -> str | None:
+        """A frame's or coverage's path as a checkout path: absolute in the sandbox, on the host, or relative to a
+        rootdir below the checkout root (matched by a unique suffix). None for anything outside."""
+        path = raw.replace("\\", "/")
+        prefixes = (self.checkout.root.replace("\\", "/").rstrip("/") + "/", SANDBOX_WORKDIR)
+        tries = [path[len(p):] for p in prefixes if path.startswith(p)]
+        if not tries and not (path.startswith("/") or re.match(r"[A-Za-z]:/", path)):
+            tries = [path]
+        for rel in map(posixpath.normpath, tries):
+            if rel in self.checkout.files:
+                return rel
+            matches = [p for p in self.checkout.files if p.endswith("/" + rel)]
+            if len(matches) == 1:
+                return matches[0]
+        return None
+
+    def project_path(self, raw: str | None) -> str | None:
+        path = self.relative(raw) if raw else None
+        return path if path is not None and is_project_file(path) else None
+
+
+def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, limit: int = 3) -> list[CodeTarget]:
+    """The functions to repair, best first, at most `limit`, one per (path, qualname); [] when no project
+    function is involved (no failures, or only tests' own mistakes)."""
+    if not failures or limit <= 0:
+        return []
+    files = _Files(checkout)
+    found: dict[tuple[str, str], _Evidence] = {}
+
+    def evidence(path: str, span: Span) -> _Evidence:
+        return found.setdefault((path, span.qualname), _Evidence(path, span))
+
+    for failure in failures:
+        if _is_syntax(failure):
+            path = files.project_path(failure.file)
+            text = files.text(path) if path else None
+            span = broken_span(text, failure.line) if text is not None and failure.line else None
+            if path and span:
+                ev = evidence(path, span)
+                ev.broken = True
+                ev.reasons.append(f"{failure.error_type or 'syntax error'} at line {failure.line}")
+            continue
+        framed = _frames(files, failure)
+        for k, (path, span) in enumerate(framed):
+            ev = evidence(path, span)
+            if 1 / (1 + k) > ev.frame:
+                ev.frame = 1 / (1 + k)
+                ev.reasons.append("raised here (deepest project frame)" if k == 0 else f"traceback frame {k + 1}")
+        if not framed:
+            for path, span, weight in _named(files, failure):
+                ev = evidence(path, span)
+                ev.named += weight / len(failures)
+                if f"called by {failure.test_id}" not in ev.reasons:
+                    ev.reasons.append(f"called by {failure.test_id}")
+    for path, span, score, ef, ep in _spectrum(files, run):
+        ev = evidence(path, span)
+        ev.ochiai = score
+        ev.reasons.append(f"ochiai {score:.2f} ({ef} failing, {ep} passing tests ran it)")
+    ranked = sorted((e for e in found.values() if e.broken or e.frame or e.ochiai or e.named), key=_Evidence.key)
+    return [e.target() for e in ranked[:limit]]
+
+
+def _is_syntax(failure: Failure) -> bool:
+    return failure.error_type in _SYNTAX or any(f"{t}:" in (failure.message or "") for t in _SYNTAX)
+
+
+def _frames(files: _Files, failure: Failure) -> list[tuple[str, Span]]:
+    """The distinct project functions on the traceback, deepest first."""
+    out: list[tuple[str, Span]] = []
+    for frame in reversed(failure.traceback):
+        path = files.project_path(frame.path)
+        span = files.enclosing(path, frame.line) if path else None
+        if path and span and (path, span) not in out:
+            out.append((path, span))
+    return out
+
+
+def _named(files: _Files, failure: Failure) -> list[tuple[str, Span, float]]:
+    """Project functions called where the test failed (weight 1): the statement at each frame in test code
+    (the test, then any helper of its that asserted), else the assertion pytest printed; then functions the
+    rest of the test called before that point (0.5)."""
+    sites = [(f.path, f.line) for f in failure.traceback] or [(failure.file or "", failure.line or 0)]
+    direct: set[tuple[str, str]] = set()
+    before: set[tuple[str, str]] = set()
+    imported: set[str] = set()
+    for raw, line in sites:
+        path = files.relative(raw) if raw else None
+        tree = files.tree(path) if path and not is_project_file(path) else None
+        if tree is not None and path:
+            stmt, rest = _failing_code(tree, line)
+            direct |= _names([stmt]) if stmt else set()
+            before |= _names(rest)
+            imported |= _imported(files, path, tree)
+    if not direct:  # no test source to read: the assertion text, as code or, if cut short, by pattern
+        direct = _names_in_text(failure.assertion or "")
+    out: dict[tuple[str, str], tuple[str, Span, float]] = {}
+    for weight, names in ((1.0, direct), (0.5, before - direct)):
+        for path, span in _resolve(files, names, imported):
+            out.setdefault((path, span.qualname), (path, span, weight))
+    return list(out.values())
+
+
+def _failing_code(tree: ast.Module, line: int) -> tuple[ast.stmt | None, list[ast.stmt]]:
+    """The innermost statement at `line` and the statements before it in the same test function."""
+    stmts = [n for n in ast.walk(tree) if isinstance(n, ast.stmt) and n.lineno <= line <= (n.end_lineno or n.lineno)]
+    simple = [n for n in stmts if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))]
+    stmt = min(simple, key=lambda n: (n.end_lineno or n.lineno) - n.lineno, default=None)
+    funcs = [n for n in stmts if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    func = min(funcs, key=lambda n: (n.end_lineno or n.lineno) - n.lineno, default=None)
+    rest = [n for n in ast.walk(func) if isinstance(n, ast.stmt) and n is not func and n.lineno < line] if func else []
+    return stmt, rest
+
+
+def _names(nodes: Iterable[ast.AST]) -> set[tuple[str, str]]:
+    """("name", f) for `f(...)`, ("attr", m) for `x.m(...)` and `x.m` (a property reads like an attribute)."""
+    out: set[tuple[str, str]] = set()
+    for node in nodes:
+        for n in ast.walk(node):
+            if isinstance(n, ast.Call) and isinstance(n.func, ast.Name):
+                out.add(("name", n.func.id))
+            elif isinstance(n, ast.Attribute):
+                out.add(("attr", n.attr))
+    return out
+
+
+def _names_in_text(text: str) -> set[tuple[str, str]]:
+    try:
+        return _names([ast.parse(text.strip())])
+    except SyntaxError:
+        return {("attr" if dot else "name", name) for dot, name in _CALL.findall(text)}
+
+
+def _resolve(files: _Files, names: set[tuple[str, str]], imported: set[str]) -> list[tuple[str, Span]]:
+    """Definitions matching the names: `f` → a module-level `f` or class `f`'s `__init__`; `.m` → any `m`.
+    Where several share a name, those in modules the test imports win."""
+    out: list[tuple[str, Span]] = []
+    for kind, name in sorted(names):
+        matches = [(path, span) for path in files.project for span, _ in files.spans(path)
+                   if (kind == "attr" and span.qualname.rsplit(".", 1)[-1] == name)
+                   or (kind == "name" and span.qualname in (name, f"{name}.__init__"))]
+        preferred = [m for m in matches if m[0] in imported]
+        out.extend(preferred if len(matches) > 1 and preferred else matches)
+    return out
+
+
+def _imported(files: _Files, test: str, tree: ast.Module) -> set[str]:
+    """Project files the test module imports (absolute or relative; src layouts match by dotted suffix)."""
+    modules: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            modules.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            package = test.split("/")[:-1]
+            base = ".".join([*package[: len(package) - node.level + 1], node.module or ""]) if node.level \
+                else node.module or ""
+            base = base.strip(".")
+            modules.add(base)
+            modules.update(f"{base}.{a.name}".strip(".") for a in node.names)
+    dotted = {p: p.removesuffix(".py").removesuffix("/__init__").replace("/", ".") for p in files.project}
+    return {p for p, d in dotted.items() if any(m and (d == m or d.endswith("." + m)) for m in modules)}
+
+
+def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, float, int, int]]:
+    """Ochiai per project function that a failing test executed: failed(f) / sqrt(total_failed · executed(f))."""
+    if not run.coverage or not run.failed:
+        return []
+    out = []
+    for raw, lines in sorted(run.coverage.items()):
+        path = files.project_path(raw)
+        if path is None:
+            continue
+        for span, body in files.spans(path):
+            tests = {_PHASE.sub("", t) for n in range(body, span.end + 1) for t in lines.get(n, ())}
+            ef, ep = len(tests & run.failed), len(tests & run.passed)
+            if ef:
+                out.append((path, span, ef / math.sqrt(len(run.failed) * (ef + ep)), ef, ep))
+    return out

@@ -1,0 +1,144 @@
+"""The `FixResult` artifact — what `fixbot fix` found and did — and its two renderings: report.json for
+programs (the GitHub publisher reads it) and report.md for people."""
+from __future__ import annotations
+
+import dataclasses
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from bot.agent.types import Attempt
+from bot.failures import Failure
+
+from .types import CodeTarget, FixStatus, TestRun
+
+EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix": 3, "flaky": 3}
+
+
+@dataclass(frozen=True)
+class RunSummary:
+    """One sandbox test run as the report shows it."""
+
+    purpose: str  # "reproduce", "re-run failing", "verify"
+    command: str
+    passed: int
+    failed: tuple[str, ...]
+    duration_s: float
+    exit_code: int
+    timed_out: bool
+
+    @classmethod
+    def of(cls, purpose: str, run: TestRun) -> "RunSummary":
+        return cls(purpose, " ".join(run.command), len(run.passed), tuple(sorted(run.failed)), round(run.duration_s, 2),
+                   run.exit_code, run.timed_out)
+
+
+@dataclass(frozen=True)
+class TargetRepair:
+    """The agent's work on one target."""
+
+    target: CodeTarget
+    tests: tuple[str, ...]  # the failing tests that blamed it, which had to pass
+    status: str  # "fixed" | "not_fixed"
+    stop_reason: str
+    attempts: tuple[Attempt, ...]
+    changed_lines: int | None
+    wall_s: float
+    original: str = ""  # the function before (dedented)
+    fixed: str | None = None  # the function after, when fixed
+
+
+@dataclass(frozen=True)
+class Timings:
+    setup_s: float = 0.0  # environment (dependencies) and sandbox start
+    tests_s: float = 0.0  # sandbox test runs outside the agent (reproduce, re-run, verify)
+    model_s: float = 0.0  # model calls
+    total_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class FixResult:
+    status: FixStatus
+    repository: str
+    test_command: str
+    model: str
+    message: str  # one line for the console
+    failures: tuple[Failure, ...] = ()
+    flaky: tuple[str, ...] = ()
+    targets: tuple[CodeTarget, ...] = ()
+    repairs: tuple[TargetRepair, ...] = ()
+    diff: str = ""
+    changed_lines: int = 0
+    explanation: str = ""
+    runs: tuple[RunSummary, ...] = ()
+    timings: Timings = Timings()
+    error: str = ""  # the model or the sandbox failed mid-run: a configuration problem, exit 2
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.error else EXIT_CODES[self.status]
+
+    def to_json(self) -> str:
+        return json.dumps(dataclasses.asdict(self), indent=2, default=_plain)
+
+
+def _plain(value: Any) -> Any:
+    if isinstance(value, (frozenset, set)):
+        return sorted(value)
+    return str(value)
+
+
+def _fence(text: str, lang: str = "") -> str:
+    ticks = "````" if "```" in text else "```"  # text from the repository cannot close our block
+    return f"{ticks}{lang}\n{text.rstrip()}\n{ticks}"
+
+
+def to_markdown(result: FixResult) -> str:
+    lines = [f"# fixbot: {result.status.replace('_', ' ')}", "", result.message, "",
+             f"- repository: `{result.repository}`", f"- tests: `{result.test_command}`", f"- model: `{result.model}`",
+             f"- time: {result.timings.total_s:.0f} s (setup {result.timings.setup_s:.0f} s, test runs "
+             f"{result.timings.tests_s:.0f} s, model {result.timings.model_s:.0f} s)", ""]
+    if result.failures:
+        lines += ["## Failing tests", ""]
+        for f in result.failures:
+            where = f" ({f.file}:{f.line})" if f.file else ""
+            lines.append(f"- `{f.test_id}`{where}: {f.error_type or 'failure'}")
+            if f.assertion:
+                lines.append(f"  - assertion: `{f.assertion}`")
+            if f.actual is not None or f.expected is not None:
+                lines.append(f"  - actual `{f.actual}`, expected `{f.expected}`")
+        lines.append("")
+    if result.flaky:
+        lines += ["## Flaky (failed once, passed on the re-run; not fixed)", ""] + [f"- `{t}`" for t in result.flaky] + [""]
+    if result.explanation:
+        lines += ["## Root cause", "", result.explanation, ""]
+    if result.diff:
+        lines += ["## Patch", "", _fence(result.diff, "diff"), ""]
+    if result.repairs:
+        lines += ["## Attempts", "", "| target | attempt | node | outcome | tokens | seconds |", "|---|---|---|---|---|---|"]
+        for repair in result.repairs:
+            for a in repair.attempts:
+                lines.append(f"| `{repair.target.path}::{repair.target.qualname}` | {a.iteration} | {a.node} | "
+                             f"{a.outcome} | {a.prompt_tokens}+{a.completion_tokens} | {a.latency_s:.1f} |")
+        lines.append("")
+    if result.runs:
+        lines += ["## Test runs", "", "| purpose | passed | failed | seconds |", "|---|---|---|---|"]
+        lines += [f"| {r.purpose} | {r.passed} | {len(r.failed)} | {r.duration_s:.1f} |" for r in result.runs]
+        lines.append("")
+    return "\n".join(lines)
+
+
+def write_outputs(result: FixResult, out_dir: Path) -> None:
+    """report.json, report.md, and fix.patch when there is a fix; each written whole (temp file, rename)."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    outputs = {"report.json": result.to_json(), "report.md": to_markdown(result)}
+    if result.status == "fixed" and result.diff:
+        outputs["fix.patch"] = result.diff
+    for name, text in outputs.items():
+        tmp = out_dir / f".{name}.tmp"
+        tmp.write_text(text, encoding="utf-8", errors="surrogateescape")
+        tmp.replace(out_dir / name)
+    stale = out_dir / "fix.patch"
+    if "fix.patch" not in outputs and stale.exists():
+        stale.unlink()  # a re-run that did not fix must not leave an older run's patch looking current

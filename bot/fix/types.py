@@ -1,0 +1,55 @@
+"""Records that cross the borders of `bot.fix`: the checkout, one test run, a ranked target, the outcome."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal, Mapping
+
+from bot.failures import Failure
+
+FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky"]
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The files of the user's repository that the sandbox gets (no .git, caches or virtualenvs)."""
+
+    root: str  # absolute path on the host
+    files: Mapping[str, bytes]  # posix path relative to root -> content
+
+    def text(self, path: str) -> str:
+        return self.files[path].decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class TestRun:
+    """One pytest run of (part of) the suite in the sandbox, read from its JUnit XML and output."""
+
+    __test__ = False
+
+    command: tuple[str, ...]
+    exit_code: int
+    passed: frozenset[str]  # pytest node ids, e.g. "tests/test_cart.py::test_total"
+    failed: frozenset[str]  # failed or errored (collection errors included)
+    failures: tuple[Failure, ...]
+    duration_s: float
+    output: str  # pytest's output (capped), for the report and the model's feedback
+    timed_out: bool = False
+    # path -> line -> ids of the tests that executed it; None when the run did not measure coverage
+    coverage: Mapping[str, Mapping[int, frozenset[str]]] | None = None
+
+    @property
+    def green(self) -> bool:
+        return self.exit_code == 0 and not self.failed and not self.timed_out
+
+
+@dataclass(frozen=True)
+class CodeTarget:
+    """A function that may hold the bug, ranked by `locate`."""
+
+    path: str  # relative to the repository root
+    qualname: str  # "mean", or "Cart.total" for a method
+    start: int  # first line (decorators included), 1-based
+    end: int  # last line, inclusive
+    score: float
+    reasons: tuple[str, ...] = field(default_factory=tuple)  # e.g. ("traceback frame", "ochiai 1.00")
+    broken: bool = False  # the module does not parse (a syntax error is the bug)

@@ -1,0 +1,1 @@
+"""A shopping cart keyed by SKU."""

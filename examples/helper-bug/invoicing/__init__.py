@@ -1,0 +1,1 @@
+"""Invoice totals with discount codes."""

@@ -1,0 +1,1 @@
+"""Conversions between units of length and temperature."""

@@ -1,0 +1,1 @@
+"""Table, column and join-table names derived from model class names."""

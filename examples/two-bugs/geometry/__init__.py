@@ -1,0 +1,1 @@
+"""Points in the plane and axis-aligned bounding boxes."""

@@ -1,0 +1,357 @@
+"""bot.fix.locate on real runs: small repositories run by a real pytest, failures parsed by bot.failures, and
+per-test line coverage recorded by a tiny sys.settrace plugin (coverage.py is not a dependency) in the shape
+`TestRun.coverage` has: path -> line -> ids of the tests that executed it."""
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.failures import parse_junit, parse_pytest_output
+from bot.fix.locate import is_project_file, locate
+from bot.fix.types import Checkout, TestRun
+
+PLUGIN = '''
+import json, os, sys
+import pytest
+
+ROOT = os.getcwd() + os.sep
+LINES, PASSED, FAILED = {}, set(), set()
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item, nextitem):
+    def line_tracer(frame, event, arg):
+        if event == "line":
+            LINES.setdefault(frame.f_code.co_filename, {}).setdefault(frame.f_lineno, set()).add(item.nodeid)
+        return line_tracer
+
+    sys.settrace(lambda frame, event, arg: line_tracer if frame.f_code.co_filename.startswith(ROOT) else None)
+    try:
+        yield
+    finally:
+        sys.settrace(None)
+
+
+def pytest_runtest_logreport(report):
+    if report.failed:
+        FAILED.add(report.nodeid)
+        PASSED.discard(report.nodeid)
+    elif report.when == "call" and report.nodeid not in FAILED:
+        PASSED.add(report.nodeid)
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        FAILED.add(report.nodeid)
+
+
+def pytest_sessionfinish(session):
+    lines = {path: {n: sorted(ids) for n, ids in by_line.items()} for path, by_line in LINES.items()}
+    with open(os.environ["LINETRACE_OUT"], "w") as out:
+        json.dump({"lines": lines, "passed": sorted(PASSED), "failed": sorted(FAILED)}, out)
+'''
+
+
+def run_repo(tmp_path: Path, files: dict[str, str], *, coverage: bool = True) -> tuple[Checkout, TestRun]:
+    """Write the repository, run pytest on it for real, and read the run as the pipeline would."""
+    root = tmp_path / "repo"
+    for name, text in {"pytest.ini": "[pytest]\npythonpath = .\n", **files}.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text)
+    (tmp_path / "plugin").mkdir()
+    (tmp_path / "plugin" / "linetrace.py").write_text(PLUGIN)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    env.update(PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", PYTHONPATH=str(tmp_path / "plugin"),
+               LINETRACE_OUT=str(tmp_path / "trace.json"))
+    command = (sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-p", "linetrace",
+               f"--junitxml={tmp_path / 'junit.xml'}", "-q")
+    began = time.monotonic()
+    proc = subprocess.run(command, cwd=root, env=env, capture_output=True, text=True, timeout=120)
+    assert proc.returncode in (0, 1, 2), proc.stdout + proc.stderr
+    trace = json.loads((tmp_path / "trace.json").read_text())
+    failures = parse_junit(tmp_path / "junit.xml", root=str(root))
+    lines = {path: {int(n): frozenset(ids) for n, ids in by_line.items()} for path, by_line in trace["lines"].items()}
+    run = TestRun(command=command, exit_code=proc.returncode, passed=frozenset(trace["passed"]),
+                  failed=frozenset(trace["failed"]), failures=tuple(failures), duration_s=time.monotonic() - began,
+                  output=proc.stdout, coverage=lines if coverage else None)
+    checkout = Checkout(str(root), {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*")
+                                    if p.is_file() and "__pycache__" not in p.parts})
+    return checkout, run
+
+
+def where(targets) -> list[str]:
+    return [f"{t.path}::{t.qualname}" for t in targets]
+
+
+PARSE = {
+    "pkg/__init__.py": "",
+    "pkg/parse.py": '''\
+def check(text):
+    if not text:
+        raise ValueError("empty")
+    return text
+
+
+def field(part):
+    key, value = part.split("=")
+    return key, int(value)
+
+
+def parse(text):
+    check(text)
+    return dict(field(part) for part in text.split(","))
+''',
+    "tests/test_parse.py": '''\
+from pkg.parse import parse
+
+
+def test_parse_pairs():
+    assert parse("a=1,b=2") == {"a": 1, "b": 2}
+
+
+def test_parse_flag():
+    assert parse("a=1,b") == {"a": 1, "b": None}
+''',
+}
+
+
+def test_an_exception_raised_in_project_code_points_at_the_raising_function(tmp_path):
+    checkout, run = run_repo(tmp_path, PARSE)
+    [failure] = run.failures
+    assert failure.error_type == "ValueError" and failure.file == "tests/test_parse.py"
+    assert [f.path for f in failure.traceback][-1] == "pkg/parse.py"
+    targets = locate(checkout, run, run.failures)
+    # `field` raised; `parse` called it; `check` ran only in tests both passing and failing (Ochiai < 1)
+    assert where(targets)[:2] == ["pkg/parse.py::field", "pkg/parse.py::parse"]
+    assert targets[0].reasons[0] == "raised here (deepest project frame)"
+    assert targets[0].score > targets[1].score
+    assert (targets[0].start, targets[0].end) == (7, 9)
+
+
+def test_the_raising_frame_beats_a_perfect_spectrum_score(tmp_path):
+    files = dict(PARSE)
+    audited = "    check(text)\n    if len(text) < 6:\n        audit(text)\n"
+    files["pkg/parse.py"] = files["pkg/parse.py"].replace("    check(text)\n", audited) \
+        + "\n\ndef audit(text):\n    return len(text)\n"
+    checkout, run = run_repo(tmp_path, files)
+    targets = locate(checkout, run, run.failures)
+    assert where(targets)[0] == "pkg/parse.py::field"
+    assert "pkg/parse.py::audit" in where(targets)  # only the failing test ran it: Ochiai 1.0, but no frame
+    audit = targets[where(targets).index("pkg/parse.py::audit")]
+    assert audit.reasons == ("ochiai 1.00 (1 failing, 0 passing tests ran it)",)
+
+
+STATS = {
+    "pkg/__init__.py": "",
+    "pkg/stats.py": "def mean(xs):\n    return sum(xs) / (len(xs) - 1)\n\n\n"
+                    "def spread(xs):\n    return max(xs) - min(xs)\n",
+    "pkg/legacy.py": "def mean(xs):\n    return sum(xs) / len(xs)\n",
+    "tests/test_stats.py": '''\
+from pkg.stats import mean, spread
+
+
+def test_mean():
+    xs = [1, 2, 3]
+    assert spread(xs) == 2
+    assert mean(xs) == 2
+''',
+}
+
+
+def test_an_assertion_failing_in_the_test_points_at_the_function_it_calls(tmp_path):
+    checkout, run = run_repo(tmp_path, STATS, coverage=False)
+    [failure] = run.failures
+    assert failure.error_type == "AssertionError" and failure.assertion == "assert mean(xs) == 2"
+    assert [f.path for f in failure.traceback] == ["tests/test_stats.py"]
+    targets = locate(checkout, run, run.failures)
+    # pkg/legacy.py also defines `mean`, but the test imports pkg.stats; `spread` ran earlier in the test
+    assert where(targets) == ["pkg/stats.py::mean", "pkg/stats.py::spread"]
+    assert targets[0].reasons == ("called by tests/test_stats.py::test_mean",)
+    assert targets[0].score > targets[1].score
+
+
+def test_an_assertion_in_a_test_helper_and_only_the_printed_assertion(tmp_path):
+    test = STATS["tests/test_stats.py"].replace(
+        "def test_mean():", "def assert_close(a, b):\n    assert abs(a - b) < 1e-9\n\n\ndef test_mean():").replace(
+        "assert mean(xs) == 2", "assert_close(mean(xs), 2)")
+    checkout, run = run_repo(tmp_path, {**STATS, "tests/test_stats.py": test}, coverage=False)
+    [failure] = run.failures
+    assert [(f.path, f.function) for f in failure.traceback] == [
+        ("tests/test_stats.py", "test_mean"), ("tests/test_stats.py", "assert_close")]
+    assert failure.assertion == "assert abs(a - b) < 1e-9"  # the helper's line: `mean` is one frame up
+    assert where(locate(checkout, run, run.failures)) == ["pkg/stats.py::mean", "pkg/stats.py::spread"]
+    # no test source at all (a log from elsewhere): the printed assertion, even cut short, still names a call
+    bare = dataclasses.replace(failure, file="gone/test_x.py", traceback=(), assertion="assert spread(xs) == [")
+    assert where(locate(checkout, run, [bare])) == ["pkg/stats.py::spread"]
+
+
+def test_the_same_from_pytest_terminal_output(tmp_path):
+    checkout, run = run_repo(tmp_path, STATS, coverage=False)
+    failures = parse_pytest_output(run.output, root=checkout.root)
+    assert where(locate(checkout, run, failures))[0] == "pkg/stats.py::mean"
+
+
+HELPER = {
+    "pkg/__init__.py": "",
+    "pkg/util.py": "def helper(xs):\n    return [x * 2 for x in xs[1:]]\n",
+    "pkg/report.py": '''\
+from pkg.util import helper
+
+
+def outer(xs, double=False):
+    if double:
+        return helper(xs)
+    return list(xs)
+''',
+    "tests/test_report.py": '''\
+from pkg.report import outer
+
+
+def test_plain():
+    assert outer([1, 2]) == [1, 2]
+
+
+def test_double():
+    assert outer([1, 2], double=True) == [2, 4]
+''',
+}
+
+
+def test_a_buggy_helper_in_another_module_ranks_first_by_spectrum(tmp_path):
+    checkout, run = run_repo(tmp_path, HELPER)
+    assert run.failed == {"tests/test_report.py::test_double"}
+    assert run.passed == {"tests/test_report.py::test_plain"}
+    targets = locate(checkout, run, run.failures)
+    assert where(targets) == ["pkg/util.py::helper", "pkg/report.py::outer"]
+    assert targets[0].reasons == ("ochiai 1.00 (1 failing, 0 passing tests ran it)",)
+    assert "ochiai 0.71 (1 failing, 1 passing tests ran it)" in targets[1].reasons
+    assert "called by tests/test_report.py::test_double" in targets[1].reasons
+    # coverage.py credits `def` lines (run at import) to whatever context is active: they must not count
+    everyone = run.passed | run.failed
+    noisy = {path: {**lines, 1: everyone, 4: everyone} for path, lines in run.coverage.items()}
+    assert locate(checkout, dataclasses.replace(run, coverage=noisy), run.failures) == targets
+    # without coverage only the assertion's call is left to go on
+    no_cov = dataclasses.replace(run, coverage=None)
+    assert where(locate(checkout, no_cov, run.failures)) == ["pkg/report.py::outer"]
+
+
+CART = {
+    "shop/__init__.py": "",
+    "shop/cart.py": '''\
+class Cart:
+    def __init__(self):
+        self.items = []
+
+    def add(self, price, qty=1):
+        self.items.append((price, qty))
+
+    def total(self):
+        return sum(price for price, qty in self.items)
+''',
+    "tests/test_cart.py": '''\
+from shop.cart import Cart
+
+
+def test_total():
+    cart = Cart()
+    cart.add(2, qty=3)
+    assert cart.total() == 6
+
+
+def test_empty():
+    assert Cart().items == []
+''',
+}
+
+
+def test_a_method_called_in_the_assertion(tmp_path):
+    checkout, run = run_repo(tmp_path, CART)
+    targets = locate(checkout, run, run.failures)
+    assert where(targets) == ["shop/cart.py::Cart.total", "shop/cart.py::Cart.add", "shop/cart.py::Cart.__init__"]
+    assert (targets[0].start, targets[0].end) == (8, 9)
+    no_cov = locate(checkout, dataclasses.replace(run, coverage=None), run.failures)
+    assert where(no_cov)[0] == "shop/cart.py::Cart.total"
+    assert locate(checkout, run, run.failures, limit=1) == targets[:1]
+
+
+@pytest.mark.parametrize(("source", "line", "span"), [
+    ("def mean(xs)\n    return sum(xs) / len(xs)\n\n\ndef spread(xs):\n    return max(xs) - min(xs)\n", 1, (1, 2)),
+    ("def spread(xs):\n    return max(xs) - min(xs)\n\n\n"
+     "def mean(xs):\n    total = sum(xs\n    return total / len(xs)\n",
+     6, (5, 7)),
+], ids=["missing colon", "unclosed parenthesis"])
+def test_a_syntax_error_breaking_collection(tmp_path, source, line, span):
+    checkout, run = run_repo(tmp_path, {**STATS, "pkg/stats.py": source})
+    [failure] = run.failures
+    assert failure.test_id == "tests/test_stats.py"
+    assert (failure.error_type, failure.file, failure.line) == ("SyntaxError", "pkg/stats.py", line)
+    [target] = locate(checkout, run, run.failures)
+    assert (target.path, target.qualname, (target.start, target.end)) == ("pkg/stats.py", "mean", span)
+    assert target.broken
+    assert target.reasons == (f"SyntaxError at line {line}",)
+
+
+TWO = {
+    "pkg/__init__.py": "",
+    "pkg/a.py": "def first(xs):\n    return xs[len(xs)]\n",
+    "pkg/b.py": "def upper(s):\n    return s.lower()\n",
+    "tests/test_a.py": "from pkg.a import first\n\n\ndef test_first():\n    assert first([1]) == 1\n",
+    "tests/test_b.py": "from pkg.b import upper\n\n\ndef test_upper():\n    assert upper('a') == 'A'\n",
+}
+
+
+def test_two_independent_bugs_are_both_found(tmp_path):
+    checkout, run = run_repo(tmp_path, TWO)
+    assert len(run.failures) == 2
+    targets = locate(checkout, run, run.failures)
+    assert where(targets) == ["pkg/a.py::first", "pkg/b.py::upper"]  # a frame first, then Ochiai + the call
+    assert targets[0].reasons[0] == "raised here (deepest project frame)"
+
+
+def test_sandbox_paths_are_made_relative_and_outside_frames_ignored(tmp_path):
+    checkout, run = run_repo(tmp_path, PARSE)
+    moved = [dataclasses.replace(f, traceback=tuple(
+        dataclasses.replace(fr, path="/work/" + fr.path) for fr in f.traceback)
+        + (dataclasses.replace(f.traceback[-1], path="/usr/lib/python3.11/json/decoder.py"),)) for f in run.failures]
+    coverage = {"/work/" + os.path.relpath(p, checkout.root): {n: frozenset(t + "|run" for t in ids)
+                                                                for n, ids in lines.items()}
+                for p, lines in run.coverage.items()}  # pytest-cov's --cov-context=test names "id|run"
+    moved_run = dataclasses.replace(run, coverage=coverage)
+    assert locate(checkout, moved_run, moved) == locate(checkout, run, run.failures)
+
+
+@pytest.mark.parametrize(("test", "error"), [
+    ("from pkg.m import f\n\n\ndef test_f():\n    assert fn() == 1\n", "NameError"),
+    ("from pkg.m import f\n\n\ndef test_f(:\n    assert f() == 1\n", "SyntaxError"),
+])
+def test_a_tests_own_mistake_locates_nothing(tmp_path, test, error):
+    checkout, run = run_repo(tmp_path, {"pkg/__init__.py": "", "pkg/m.py": "def f():\n    return 1\n",
+                                        "tests/test_m.py": test})
+    assert [f.error_type for f in run.failures] == [error]
+    assert locate(checkout, run, []) == []
+    assert locate(checkout, run, run.failures) == []
+
+
+def test_files_that_are_not_utf8_are_skipped(tmp_path):
+    checkout, run = run_repo(tmp_path, STATS, coverage=False)
+    files = {**checkout.files, "pkg/latin.py": "def mean(xs):\n    return 'caf\xe9'\n".encode("latin-1")}
+    targets = locate(dataclasses.replace(checkout, files=files), run, run.failures)
+    assert where(targets)[0] == "pkg/stats.py::mean"
+
+
+@pytest.mark.parametrize(("path", "project"), [
+    ("pkg/mod.py", True), ("src/pkg/mod.py", True), ("setup.py", True),
+    ("tests/helpers.py", False), ("pkg/test/util.py", False), ("testing/x.py", False),
+    ("pkg/test_mod.py", False), ("pkg/mod_test.py", False), ("conftest.py", False),
+    (".github/scripts/x.py", False), (".venv/lib/python3.11/site-packages/x.py", False),
+    ("venv/lib/x.py", False), ("pkg/README.md", False),
+])
+def test_project_files(path, project):
+    assert is_project_file(path) is project
