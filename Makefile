@@ -3,6 +3,6 @@
 setup:
 	@bash scripts/setup.sh
 demo: setup
-	.venv/bin/fixbot demo
+	.venv/bin/fixbot fix examples/one-module
 test: setup
 	.venv/bin/python -m pytest $(ARGS)

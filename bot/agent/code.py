@@ -250,11 +250,13 @@ def faithful(candidate: str, original: str) -> str:
             merged.extend(new[j1:j2])
     merged.extend(trivia_before[len(code)])
     result = "\n".join(merged) + "\n"
-    try:
-        if normalized_dump(result) == normalized_dump(candidate):
-            return result
-    except SyntaxError:
-        pass
+    # The line merge first; when the model restructured the code (if -> elif), at least the docstring returns.
+    for merged_text in (result, "\n".join(cand) + "\n"):
+        try:
+            if normalized_dump(merged_text) == normalized_dump(candidate):
+                return merged_text
+        except SyntaxError:
+            pass
     return candidate if candidate.endswith("\n") else candidate + "\n"
 
 

@@ -19,6 +19,7 @@ from langgraph.runtime import Runtime
 from ..llm.errors import LLMError
 from . import prompts
 from .code import changed_lines, code_hash, extract_function, faithful, signature_problem
+from .minimize import minimize
 from .context import REPEAT_BOOST, AgentContext, temperature
 from .state import AgentState, Pending
 from .types import AgentResult, Attempt, RepairInterrupted, StopReason
@@ -147,6 +148,8 @@ def repair(ctx: AgentContext) -> AgentResult:
     except LLMError as exc:
         raise RepairInterrupted(str(exc), tuple(out["attempts"])) from exc
     final = out.get("final")
+    if final:
+        final = minimize(ctx.target.source, final, ctx.harness)
     stop: StopReason = out.get("stop") or _spent(out, ctx) or "iterations"
     return AgentResult(status="fixed" if final else "not_fixed", stop_reason=stop, final_code=final,
                        attempts=tuple(out["attempts"]), wall_s=time.monotonic() - started,

@@ -23,8 +23,10 @@ PROBE_DIR = ".fixbot-probe"
 PROBE_OUT = f"{PROBE_DIR}/probe.json"
 JUNIT = f"{PROBE_DIR}/junit.xml"
 PYTEST_PREFIXES = (("pytest",), ("py.test",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"))
-FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--junitxml", JUNIT, "-o", "junit_family=xunit1",
-                "-o", "junit_logging=no", "--tb=long", "-rfE", "--color=no")
+# --continue-on-collection-errors: a module broken by a syntax error must not hide which other tests pass
+FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--continue-on-collection-errors",
+                "--junitxml", JUNIT, "-o", "junit_family=xunit1", "-o", "junit_logging=no", "--tb=long", "-rfE",
+                "--color=no")
 USAGE_ERROR = 4  # pytest's exit code for bad arguments
 NO_TESTS = 5  # pytest's exit code when it collected nothing
 
