@@ -54,7 +54,8 @@ def docker_sandbox(docker_client, sandbox_image):
 def session_containers(client, session: str) -> list[str]:
     from sandbox.containers import LABEL
 
-    return [c.id for c in client.containers.list(all=True, filters={"label": f"{LABEL}={session}"})]
+    # the low-level list: containers.list() inspects each one and fails on a container removed meanwhile
+    return [c["Id"] for c in client.api.containers(all=True, filters={"label": f"{LABEL}={session}"})]
 
 
 def run_fixbot(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
