@@ -1,0 +1,116 @@
+"""fixbot's settings for a repository: `.github/fixbot.yml`, overridden by the Action's inputs.
+
+Every key is documented in README.md. An unknown key or a value of the wrong type is an error that names it:
+a typo must not silently fall back to a default."""
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+import yaml
+
+from .errors import UserError
+from .llm import DEFAULT_MODEL
+
+
+class BadConfig(UserError):
+    """The configuration file or an input is malformed."""
+
+
+@dataclass(frozen=True)
+class Config:
+    model: str = DEFAULT_MODEL
+    api_base: str = ""
+    test_command: str = "pytest"
+    iterations: int = 8  # model calls per target
+    max_targets: int = 4
+    paths: tuple[str, ...] = ("**/*.py",)  # glob patterns of files a fix may change (tests never)
+    labels: tuple[str, ...] = ("fixbot",)
+    draft: bool = True
+    allow_forks: bool = False
+    dry_run: bool = False
+    wall_s: int = 1800  # time budget of one run
+
+
+KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
+TYPES: dict[str, type] = {"model": str, "api_base": str, "test_command": str, "iterations": int, "max_targets": int,
+                          "paths": tuple, "labels": tuple, "draft": bool, "allow_forks": bool, "dry_run": bool,
+                          "wall_s": int}
+LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600)}
+
+
+def _typed(key: str, name: str, value: Any, where: str) -> Any:
+    want = TYPES[name]
+    if want is tuple:
+        if isinstance(value, str):
+            value = [part.strip() for part in value.split(",") if part.strip()]
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise BadConfig(f"{where}: `{key}` must be a list of strings, not {value!r}")
+        return tuple(value)
+    if want is bool and not isinstance(value, bool):
+        raise BadConfig(f"{where}: `{key}` must be true or false, not {value!r}")
+    if want is int and (isinstance(value, bool) or not isinstance(value, int)):
+        raise BadConfig(f"{where}: `{key}` must be a whole number, not {value!r}")
+    if want is str and not isinstance(value, str):
+        raise BadConfig(f"{where}: `{key}` must be a string, not {value!r}")
+    low, high = LIMITS.get(name, (None, None))
+    if low is not None and not low <= value <= high:
+        raise BadConfig(f"{where}: `{key}` must be between {low} and {high}, not {value}")
+    return value
+
+
+def parse(data: Mapping[str, Any], where: str, base: Config = Config()) -> Config:
+    changes = {}
+    for key, value in data.items():
+        if key not in KEYS:
+            raise BadConfig(f"{where}: unknown key `{key}`; the keys are {', '.join(sorted(KEYS))}")
+        name = KEYS[key].name
+        changes[name] = _typed(key, name, value, where)
+    return dataclasses.replace(base, **changes)
+
+
+def load_file(path: Path) -> Config:
+    """The file's settings over the defaults; a missing file is the defaults."""
+    if not path.is_file():
+        return Config()
+    try:
+        data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    except (yaml.YAMLError, UnicodeDecodeError) as exc:
+        raise BadConfig(f"{path}: not valid YAML: {exc}".replace("\n", " ")) from None
+    if data is None:
+        return Config()
+    if not isinstance(data, dict):
+        raise BadConfig(f"{path}: must be a mapping of keys to values, not a {type(data).__name__}")
+    return parse(data, str(path))
+
+
+# Action input name -> config key; inputs arrive as strings (INPUT_<NAME> in the environment, hyphens kept)
+INPUTS = {"model": "model", "api-base": "api-base", "test-command": "test-command", "max-iterations": "iterations",
+          "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run"}
+
+
+def _from_text(key: str, text: str) -> Any:
+    name = KEYS[key].name
+    if TYPES[name] is bool:
+        if text.lower() not in ("true", "false"):
+            raise BadConfig(f"input `{key}` must be true or false, not {text!r}")
+        return text.lower() == "true"
+    if TYPES[name] is int:
+        try:
+            return int(text)
+        except ValueError:
+            raise BadConfig(f"input `{key}` must be a whole number, not {text!r}") from None
+    return text
+
+
+def with_inputs(config: Config, env: Mapping[str, str]) -> Config:
+    """Non-empty Action inputs override the file."""
+    data = {}
+    for input_name, key in INPUTS.items():
+        text = env.get(f"INPUT_{input_name.upper()}", "").strip()
+        if text:
+            data[key] = _from_text(key, text)
+    return parse(data, "action inputs", config) if data else config
+

@@ -1,0 +1,43 @@
+"""`.github/fixbot.yml` and the Action's inputs: defaults, overrides, and errors that name the bad key."""
+from __future__ import annotations
+
+import pytest
+
+from bot.config import BadConfig, Config, load_file, with_inputs
+
+
+def write(tmp_path, text):
+    path = tmp_path / "fixbot.yml"
+    path.write_text(text)
+    return path
+
+
+def test_missing_or_empty_file_is_the_defaults(tmp_path):
+    assert load_file(tmp_path / "nope.yml") == Config()
+    assert load_file(write(tmp_path, "")) == Config()
+
+
+def test_file_values_are_typed(tmp_path):
+    cfg = load_file(write(tmp_path, "model: openai:gpt-4o-mini\niterations: 3\nlabels: [bot, fix]\ndraft: false\n"
+                                    "paths: ['src/**/*.py']\ntest-command: pytest -x tests\n"))
+    assert (cfg.model, cfg.iterations, cfg.labels, cfg.draft, cfg.paths) == \
+        ("openai:gpt-4o-mini", 3, ("bot", "fix"), False, ("src/**/*.py",))
+    assert cfg.test_command == "pytest -x tests"
+
+
+@pytest.mark.parametrize("text,named", [("iteratons: 3\n", "iteratons"), ("iterations: three\n", "iterations"),
+                                        ("draft: maybe\n", "draft"), ("labels: [1, 2]\n", "labels"),
+                                        ("iterations: 0\n", "iterations"), ("- a\n- b\n", "mapping"),
+                                        ("model: [unclosed\n", "YAML")])
+def test_bad_files_name_the_problem(tmp_path, text, named):
+    with pytest.raises(BadConfig, match=named):
+        load_file(write(tmp_path, text))
+
+
+def test_inputs_override_the_file(tmp_path):
+    cfg = load_file(write(tmp_path, "iterations: 3\nlabels: [bot]\n"))
+    env = {"INPUT_MAX-ITERATIONS": "5", "INPUT_LABELS": "fixbot, ci", "INPUT_DRAFT": "false", "INPUT_MODEL": ""}
+    out = with_inputs(cfg, env)
+    assert (out.iterations, out.labels, out.draft, out.model) == (5, ("fixbot", "ci"), False, Config().model)
+    with pytest.raises(BadConfig, match="dry-run"):
+        with_inputs(cfg, {"INPUT_DRY-RUN": "yes"})
