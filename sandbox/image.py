@@ -29,13 +29,14 @@ class ImageSpec:
 
     suite: str = "bookworm"
     packages: tuple[str, ...] = ("python3", "python3-pytest", "python3-coverage", "python3-pip", "python3-venv")
+    repository: str = REPOSITORY  # the Action's base image is another spec in another repository
 
     def digest(self) -> str:
         recipe = {"v": RECIPE_VERSION, "suite": self.suite, "packages": sorted(self.packages)}
         return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
 
     def tag(self) -> str:
-        return f"{REPOSITORY}:{self.digest()}"
+        return f"{self.repository}:{self.digest()}"
 
 
 def default_image() -> str:
@@ -75,7 +76,7 @@ def build_offline(client: docker.DockerClient, spec: ImageSpec, log: Callable[[s
         changes = ["ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "ENV LANG=C.UTF-8",
                    *[f"LABEL {k}={v}" for k, v in _labels(spec, "offline").items()]]
         try:
-            client.api.import_image(src=str(tarball), repository=REPOSITORY, tag=spec.digest(), changes=changes)
+            client.api.import_image(src=str(tarball), repository=spec.repository, tag=spec.digest(), changes=changes)
         except APIError as exc:
             raise ImageBuildFailed(f"docker import failed: {exc.explanation or exc}") from exc
     require_image(client, spec.tag())
