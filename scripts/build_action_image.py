@@ -1,6 +1,6 @@
 """Build the GitHub Action's image on a machine without a container registry.
 
-    .venv/bin/python scripts/build_action_image.py [--tag fixbot-action:dev]
+    .venv/bin/python scripts/build_action_image.py [--tag NAME:TAG]   # prints the tag
 
 1. The base: Debian bookworm with python3, pip, venv and git, bootstrapped from the machine's apt mirror
    (the sandbox's offline recipe, another package list), unless it exists already.
@@ -12,6 +12,7 @@ On GitHub none of this is needed: the runner builds the Dockerfile from python:3
 from __future__ import annotations
 
 import argparse
+import hashlib
 import shutil
 import subprocess
 import sys
@@ -28,15 +29,36 @@ from sandbox.image import ImageSpec, build_offline, image_exists  # noqa: E402
 BASE_SPEC = ImageSpec(packages=("python3", "python3-pip", "python3-venv", "git", "ca-certificates"),
                       repository="fixbot-action-base")
 SOURCES = ("pyproject.toml", "README.md", "action.yml", "Dockerfile", "bot", "sandbox", "eval")
-DEFAULT_TAG = "fixbot-action:dev"
+REPOSITORY = "fixbot-action"
+
+
+def source_digest() -> str:
+    """A hash of everything the image is built from: a change to any of it means a new tag."""
+    h = hashlib.sha256()
+    for name in SOURCES:
+        path = ROOT / name
+        files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts) \
+            if path.is_dir() else [path]
+        for f in files:
+            h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    return h.hexdigest()[:12]
+
+
+def default_tag() -> str:
+    return f"{REPOSITORY}:{source_digest()}"
 
 
 def say(message: str) -> None:
     print(f"[action-image] {message}", flush=True)
 
 
-def build(tag: str = DEFAULT_TAG) -> str:
+def build(tag: str | None = None) -> str:
+    """Builds the image unless one built from the same sources exists; returns its tag."""
+    tag = tag or default_tag()
     client = connect()
+    if image_exists(client, tag):
+        say(f"{tag} exists (same sources)")
+        return tag
     base = BASE_SPEC.tag()
     if not image_exists(client, base):
         build_offline(client, BASE_SPEC, say)
@@ -55,15 +77,17 @@ def build(tag: str = DEFAULT_TAG) -> str:
         say(f"wheels ready in {time.monotonic() - start:.0f} s; docker build {tag} on {base} (network off)")
         client.images.build(path=str(context), tag=tag, buildargs={"BASE": base}, network_mode="none", rm=True,
                             forcerm=True)
+    # the build stage's image is left behind untagged by the classic builder; it holds 1 GB of wheels
+    client.images.prune(filters={"dangling": True, "label": "fixbot.action.stage=build"})
     say(f"built {tag}")
     return tag
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tag", default=DEFAULT_TAG)
+    parser.add_argument("--tag", help="default fixbot-action:<hash of the sources>")
     args = parser.parse_args()
-    build(args.tag)
+    print(build(args.tag))
     return 0
 
 

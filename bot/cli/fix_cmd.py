@@ -7,7 +7,7 @@ import re
 import sys
 import threading
 from pathlib import Path
-from typing import Sequence
+from typing import Callable, Sequence
 
 from sandbox import open_sandbox
 from sandbox.containers import connect
@@ -19,7 +19,8 @@ from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
 from ..fix.environment import prepare_environment
 from ..fix.patch import PatchRejected, apply_patch
 from ..fix.pipeline import FixOptions, FixRun, fix
-from ..fix.result import write_outputs
+from ..fix.result import FixResult, write_outputs
+from ..fix.types import Checkout
 from ..fix.testrun import TestCommand
 from ..llm import LLM, Completion, Message, open_llm, parse_model_spec
 from .options import add_model_args
@@ -32,18 +33,20 @@ def _say(message: str) -> None:
 class LazyModel:
     """Opens the model at its first call: a green suite or a flaky failure never loads a 1 GB model."""
 
-    def __init__(self, args: argparse.Namespace) -> None:
-        self._args = args
+    def __init__(self, spec: str, *, api_base: str | None = None, api_key: str | None = None,
+                 say: Callable[[str], None] = _say) -> None:
+        self._open = lambda: open_llm(spec, api_base=api_base or None, api_key=api_key or None)
+        self._say = say
         self._llm: LLM | None = None
         self._lock = threading.Lock()
-        self.name = args.model
+        self.name = spec
 
     def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
                  seed: int | None = None) -> Completion:
         with self._lock:
             if self._llm is None:
-                _say(f"  loading {self._args.model}...")
-                self._llm = open_llm(self._args.model, api_base=self._args.api_base, api_key=self._args.api_key)
+                self._say(f"  loading {self.name}...")
+                self._llm = self._open()
         return self._llm.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     def close(self) -> None:
@@ -68,6 +71,22 @@ def _log_failures(path: str | None):
     return tuple(parse_ci_log(data))
 
 
+def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_base: str | None = None,
+                 api_key: str | None = None, say: Callable[[str], None] = _say) -> FixResult:
+    """The pipeline with its run-time dependencies: the environment image, the sandbox, the (lazy) model."""
+    client = connect()
+    base = default_image()
+    require_image(client, base)
+    env = prepare_environment(checkout, base_image=base, client=client, log=lambda m: say("  " + m))
+    llm = LazyModel(model, api_base=api_base, api_key=api_key, say=say)
+    try:
+        with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
+            run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=say)
+            return fix(checkout, run, options, model=model)
+    finally:
+        llm.close()
+
+
 def cmd_fix(args: argparse.Namespace) -> int:
     if args.iterations < 1 or args.max_targets < 1:
         raise UserError("--iterations and --max-targets must be at least 1")
@@ -80,17 +99,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
     if options.log_failures:
         _say(f"  the CI log names {len(options.log_failures)} failing test(s)")
-    client = connect()
-    base = default_image()
-    require_image(client, base)
-    env = prepare_environment(checkout, base_image=base, client=client, log=lambda m: _say("  " + m))
-    llm = LazyModel(args)
-    try:
-        with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
-            run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=_say)
-            result = fix(checkout, run, options, model=args.model)
-    finally:
-        llm.close()
+    result = fix_checkout(checkout, options, model=args.model, api_base=args.api_base, api_key=args.api_key)
     write_outputs(result, out)
     if result.error:
         _say(f"report: {out / 'report.md'}")

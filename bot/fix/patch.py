@@ -4,6 +4,7 @@ CI configuration, or anything outside the repository)."""
 from __future__ import annotations
 
 import difflib
+import fnmatch
 import os
 import shutil
 import subprocess
@@ -39,6 +40,12 @@ def make_patch(original: Mapping[str, bytes], fixed: Mapping[str, bytes]) -> str
             parts.append(file_diff(original[path].decode("utf-8", "surrogateescape"),
                                    fixed[path].decode("utf-8", "surrogateescape"), path))
     return "".join(parts)
+
+
+def in_paths(path: str, patterns: Iterable[str]) -> bool:
+    """`path` matches one of the glob patterns (`**/` also matches no directory: `**/*.py` holds `mod.py`)."""
+    return any(fnmatch.fnmatchcase(path, p) or (p.startswith("**/") and fnmatch.fnmatchcase(path, p[3:]))
+               for p in patterns)
 
 
 def is_test_path(path: str) -> bool:

@@ -19,7 +19,7 @@ from bot.llm import LLM
 from .briefing import agent_failure, agent_target, blamed_tests, explanation, target_source
 from .harness import RepoHarness, with_function
 from .locate import locate
-from .patch import PatchRejected, make_patch, validate
+from .patch import PatchRejected, in_paths, make_patch, validate
 from .result import FixResult, RunSummary, TargetRepair, Timings
 from .testrun import TestCommand, run_tests
 from .types import Checkout, CodeTarget, TestRun
@@ -52,6 +52,7 @@ class FixOptions:
     wall_s: float = 1800.0
     suite_timeout_s: float = 600.0
     test_timeout_s: float = 120.0
+    paths: tuple[str, ...] = ("**/*.py",)  # files a fix may change (.github/fixbot.yml `paths`); tests never
 
 
 @dataclass
@@ -166,7 +167,7 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
         current = Checkout(checkout.root, files)
         targets = [t for t in locate(current, run, [f for f in run.failures if f.test_id in remaining],
                                      limit=options.max_targets + len(tried))
-                   if (t.path, t.qualname) not in tried]
+                   if (t.path, t.qualname) not in tried and in_paths(t.path, options.paths)]
         ranked += [t for t in targets if t not in ranked]
         if not targets:
             break

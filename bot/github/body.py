@@ -66,7 +66,7 @@ def _failure(f: Failure) -> str:
     if not details:
         return head
     # The fence sits at the top level, after the item: nested in a list item it would depend on indentation.
-    return head + "\n\n" + fence(clip("\n".join(details), _FAILURE_CHARS), "text") + "\n"
+    return head + "\n\n" + fence(clip("\n".join(details), _FAILURE_CHARS), "text")
 
 
 def _attempts(result: FixResult) -> list[str]:
@@ -118,12 +118,14 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
     tests = _tests(result)
     head = [f"### fixbot: a fix for {where}", "",
             f"{len(tests)} failing test{'s' if len(tests) != 1 else ''} in {link('the failed run', run_url)}. "
-            "With the change below they pass and the whole suite stays green in fixbot's sandbox. "
+            f"With the change below {'it passes' if len(tests) == 1 else 'they pass'} and the whole suite stays "
+            "green in fixbot's sandbox. "
             "Please review before merging.", ""]
-    failures = ["#### Failing tests", ""] + [_failure(f) for f in result.failures[:_MAX_FAILURES]]
+    failures = ["#### Failing tests", ""]
+    for f in result.failures[:_MAX_FAILURES]:
+        failures += [_failure(f), ""]
     if len(result.failures) > _MAX_FAILURES:
-        failures.append(f"- … and {len(result.failures) - _MAX_FAILURES} more")
-    failures.append("")
+        failures += [f"- … and {len(result.failures) - _MAX_FAILURES} more", ""]
     cause = ["#### Root cause", "", fence(clip(result.explanation, _EXPLANATION_CHARS), "text"), ""] \
         if result.explanation.strip() else []
     tail = _attempts(result) + _runs(result) + [f"Model: {code(result.model)}", "", marker(signature), ""]
@@ -139,6 +141,6 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
 def source_comment(result: FixResult, *, pr_number: int, pr_url: str) -> str:
     """The note on the PR whose run failed, pointing at the fix."""
     tests = _tests(result)
-    which = f" for {code(tests[0])}" + (f" and {len(tests) - 1} more" if len(tests) > 1 else "") if tests else ""
+    which = f" (failing: {code(tests[0])}" + (f" and {len(tests) - 1} more)" if len(tests) > 1 else ")") if tests else ""
     return (f"fixbot opened {link(f'#{pr_number}', pr_url)} with a fix for {code(_function(result))}{which}. "
             "It is a proposal: review it before merging.")

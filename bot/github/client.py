@@ -35,6 +35,9 @@ class RetrySettings:
     max_rate_limit_wait: float = 900.0  # a primary limit resetting later than this is an error, not a nap
     timeout_s: int = 30  # per request (PyGithub wants an int)
     log_attempts: int = 3  # whole log downloads: a fresh signed URL each time
+    # PyGithub's pacing, which GitHub asks of integrations to stay clear of secondary rate limits
+    seconds_between_requests: float = 0.25
+    seconds_between_writes: float = 1.0
 
 
 def retry_policy(settings: RetrySettings) -> GithubRetry:
@@ -66,28 +69,35 @@ def connect(token: str, *, repo: str, base_url: str = DEFAULT_BASE_URL,
     if not _REPO.match(repo):
         raise BadInput(f"repository must be OWNER/NAME, got {repo!r}")
     secrets = (token,)
-    github = Github(auth=Auth.Token(token), base_url=base_url.rstrip("/"), timeout=retry.timeout_s,
-                    retry=retry_policy(retry), per_page=per_page, user_agent="fixbot")
+    # lazy: an object is fetched when first read, so commenting on PR #n is one POST, without a GET of the issue
+    # first (an endpoint fixbot otherwise has no use for, and one more call to fail or be rate-limited).
+    github = Github(auth=Auth.Token(token), base_url=base_url.rstrip("/"), timeout=retry.timeout_s, lazy=True,
+                    retry=retry_policy(retry), per_page=per_page, user_agent="fixbot",
+                    seconds_between_requests=retry.seconds_between_requests or None,
+                    seconds_between_writes=retry.seconds_between_writes or None)
     try:
         with translated(f"opening repository {repo}", secrets):
             api = github.get_repo(repo)
+            default_branch = api.default_branch  # the read that fetches it (and the canonical full name)
+            found = (api.full_name, api.owner.login, default_branch)
     except GitHubError:
         github.close()
         raise
-    return GitHubRepo(github, api, secrets, retry)
+    return GitHubRepo(github, api, secrets, retry, *found)
 
 
 class GitHubRepo:
     """One repository on GitHub, reached with one token. Holds the token only to mask it."""
 
-    def __init__(self, github: Github, api: Repository, secrets: tuple[str, ...], retry: RetrySettings):
+    def __init__(self, github: Github, api: Repository, secrets: tuple[str, ...], retry: RetrySettings,
+                 full_name: str, owner: str, default_branch: str):
         self._github = github
         self.api = api  # the PyGithub repository, for `publish`
         self._secrets = secrets
         self._retry = retry
-        self.full_name: str = api.full_name
-        self.owner: str = api.owner.login
-        self.default_branch: str = api.default_branch
+        self.full_name = full_name
+        self.owner = owner  # login of the owner: the `owner:branch` form of a PR head
+        self.default_branch = default_branch
 
     def __repr__(self) -> str:  # never the token
         return f"GitHubRepo({self.full_name!r})"

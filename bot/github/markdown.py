@@ -32,12 +32,15 @@ def fence(text: str, lang: str = "") -> str:
     return f"{ticks}{lang}\n{body}\n{ticks}"
 
 
-def code(text: str, *, in_table: bool = False) -> str:
+def code(text: str, *, in_table: bool = False, limit: int = 300) -> str:
     """An inline code span. Whitespace is collapsed: a blank line inside would end the span and let the rest
-    render as Markdown. In a table cell `|` is escaped, or it would split the cell (GFM honours `\\|` in spans)."""
+    render as Markdown. In a table cell `|` is escaped, or it would split the cell (GFM honours `\\|` in spans).
+    Longer than `limit` characters (a parametrized test id can be huge) it is cut with an ellipsis."""
     body = " ".join(clean(text).split())
     if not body:
         return "(empty)"
+    if len(body) > limit:
+        body = body[: limit - 1] + "…"
     if in_table:
         body = body.replace("|", "\\|")
     runs = {len(m) for m in _BACKTICKS.findall(body)}

@@ -108,9 +108,10 @@ def _check_files(diff: str, files_after: Mapping[str, bytes]) -> None:
     if set(touched) != set(files_after):
         raise ValueError(f"files_after {sorted(files_after)} does not match the files in the diff {sorted(touched)}")
     for path, patched in touched.items():
-        lines = files_after[path].decode("utf-8", "surrogateescape").splitlines()
+        # split at "\n" only, like a diff: str.splitlines would also split at form feeds and other separators
+        lines = [line.rstrip("\r") for line in files_after[path].decode("utf-8", "surrogateescape").split("\n")]
         for hunk in patched:
-            image = [line.value.rstrip("\r\n") for line in hunk if line.is_context or line.is_added]
+            image = [line.value.rstrip("\n").rstrip("\r") for line in hunk if line.is_context or line.is_added]
             start = max(hunk.target_start - 1, 0)
             if lines[start:start + len(image)] != image:
                 raise ValueError(f"files_after[{path!r}] does not hold the diff's hunk at line {hunk.target_start}")

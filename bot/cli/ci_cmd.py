@@ -1,0 +1,155 @@
+"""`fixbot ci`: the Action's entry point. Event → plan → (logs of the failed run) → `fix` on the workspace →
+publish the verified fix as a pull request → outputs, step summary, annotation.
+
+Resolve first, publish second: the pipeline never sees the token (the sandbox has no network and a clean
+environment); only the publisher talks to GitHub with it."""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import tempfile
+from pathlib import Path
+from typing import Mapping
+
+from ..action.event import BadEvent, Plan, plan, read_event
+from ..action.runner_io import RunnerIO
+from ..config import Config, load_file, with_inputs
+from ..errors import UserError
+from ..failures import Failure, ParseError, parse_ci_log
+from ..fix.checkout import load_checkout
+from ..fix.patch import apply_patch
+from ..fix.pipeline import FixOptions
+from ..fix.result import FixResult, write_outputs
+from ..fix.testrun import TestCommand
+from ..github.client import GitHubRepo, connect
+from ..github.publish import publish
+from ..github.redact import redact as redact_text
+from ..llm import parse_model_spec
+from .fix_cmd import fix_checkout
+
+OUT_DIR = "fixbot-out"
+
+
+class WrongCheckout(UserError):
+    """The workspace does not hold the commit that failed."""
+
+
+def _head(workspace: Path) -> str:
+    proc = subprocess.run(["git", "rev-parse", "HEAD"], cwd=workspace, capture_output=True, text=True)
+    return proc.stdout.strip() if proc.returncode == 0 else ""
+
+
+def _log_failures(gh: GitHubRepo, run_id: int, io: RunnerIO) -> tuple[Failure, ...]:
+    failures: list[Failure] = []
+    for job in gh.failed_jobs(run_id):
+        try:
+            found = parse_ci_log(gh.job_log(job.id))
+        except ParseError:
+            io.say(f"  job {job.name!r}: no pytest failures in its log")
+            continue
+        io.say(f"  job {job.name!r}: {len(found)} failing test(s)")
+        failures += found
+    return tuple(failures)
+
+
+def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
+    """The fixed content of every file the patch touches (applied to a copy, never to the workspace)."""
+    touched = sorted({line[6:] for line in result.diff.splitlines() if line.startswith("+++ b/")})
+    with tempfile.TemporaryDirectory(prefix="fixbot-after-") as tmp:
+        for path in touched:
+            (Path(tmp) / path).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(Path(root) / path, Path(tmp) / path)
+        apply_patch(result.diff, tmp)
+        return {path: (Path(tmp) / path).read_bytes() for path in touched}
+
+
+def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
+    return FixOptions(test_command=TestCommand.parse(config.test_command), log_failures=failures,
+                      iterations=config.iterations, max_targets=config.max_targets, wall_s=config.wall_s,
+                      paths=config.paths)
+
+
+def _notice(io: RunnerIO, result: FixResult) -> None:
+    for repair in result.repairs:
+        if repair.status == "fixed":
+            io.notice(f"fixbot: {repair.target.qualname} fixed ({repair.changed_lines} line(s) changed)",
+                      file=repair.target.path, line=repair.target.start)
+
+
+def run_ci(env: Mapping[str, str]) -> int:
+    token = env.get("INPUT_GITHUB-TOKEN", "").strip() or env.get("GITHUB_TOKEN", "")
+    io = RunnerIO(env, lambda text: redact_text(text, (token,) if token else ()))
+    workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
+    config = with_inputs(load_file(workspace / (env.get("INPUT_CONFIG") or ".github/fixbot.yml")), env)
+    parse_model_spec(config.model)
+    name, event = read_event(env)
+    the_plan: Plan = plan(name, event, env, run_id_input=env.get("INPUT_RUN-ID", "").strip(),
+                          allow_forks=config.allow_forks)
+    io.say(f"fixbot ci: {name}: {the_plan.reason}")
+    if not the_plan.act:
+        io.set_outputs({"status": "skipped", "pr-url": "", "patch-path": ""})
+        io.summary(f"## fixbot: skipped\n\n{the_plan.reason}")
+        return 0
+    publishing = not config.dry_run and the_plan.can_publish
+    if not token:
+        raise BadEvent("the `github-token` input is empty")
+    api = env.get("GITHUB_API_URL", "https://api.github.com")
+    with connect(token, repo=the_plan.repository, base_url=api) as gh:
+        failures: tuple[Failure, ...] = ()
+        run_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{the_plan.repository}/actions/runs/" \
+                  f"{the_plan.run_id}"
+        if the_plan.mode != "in-job":
+            with io.group("reading the failed run"):
+                run = gh.failed_run(the_plan.run_id)
+                run_url = run.html_url
+                if not the_plan.head_sha:
+                    the_plan = Plan(True, the_plan.reason, the_plan.mode, the_plan.repository, run.id, run.head_sha,
+                                    run.head_branch or "", run.pull_requests[0] if run.pull_requests else None,
+                                    (run.head_repo_full_name or the_plan.repository) != the_plan.repository)
+                failures = _log_failures(gh, run.id, io)
+        head = _head(workspace)
+        if the_plan.head_sha and head and head != the_plan.head_sha:
+            raise WrongCheckout(f"the workspace holds {head[:12]}, but the run failed on {the_plan.head_sha[:12]}: "
+                                "check out the failing commit first (see the example workflows)")
+        checkout = load_checkout(workspace)
+        with io.group("fixing"):
+            result = fix_checkout(checkout, _options(config, failures), model=config.model,
+                                  api_base=config.api_base or env.get("INPUT_API-BASE") or None,
+                                  api_key=env.get("INPUT_API-KEY") or None, say=io.say)
+        out = workspace / OUT_DIR
+        write_outputs(result, out)
+        patch_path = str(out / "fix.patch") if result.status == "fixed" else ""
+        pr_url = ""
+        if result.status == "fixed" and publishing:
+            with io.group("publishing"):
+                pub = publish(gh, result, base_branch=the_plan.base_branch, head_sha=the_plan.head_sha or head,
+                              run_url=run_url, labels=config.labels, draft=config.draft,
+                              source_pr=the_plan.source_pr, files_after=_files_after(result, checkout.root))
+                pr_url = pub.pr_url or ""
+                io.say(f"pull request {pub.action}: {pr_url} {pub.reason}".rstrip())
+        elif result.status == "fixed":
+            io.say(f"not publishing ({'dry-run' if config.dry_run else 'read-only token: a fork'}): "
+                   f"the patch is in {OUT_DIR}/")
+    _notice(io, result)
+    io.set_outputs({"status": result.status, "pr-url": pr_url, "patch-path": patch_path})
+    io.summary((out / "report.md").read_text(encoding="utf-8") + (f"\n\nPull request: {pr_url}" if pr_url else ""))
+    if result.error:
+        raise UserError(result.error)
+    return 1 if result.status == "not_fixed" else 0  # the job is red already; green-or-flaky is no error
+
+
+def cmd_ci(args: argparse.Namespace) -> int:
+    return run_ci(os.environ)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    parser = sub.add_parser(
+        "ci", help="the GitHub Action's entry point: a failed run in, a fix pull request out",
+        description="Runs inside GitHub Actions (reads GITHUB_EVENT_NAME, GITHUB_EVENT_PATH and the Action's "
+                    "INPUT_* variables). Acts on a failed job (as its last step), on workflow_run when the run "
+                    "failed, or on workflow_dispatch with a run id; fixes the workspace's checkout with `fixbot "
+                    "fix`, and publishes a verified fix as a pull request through the git data API. Settings: "
+                    ".github/fixbot.yml, overridden by the Action's inputs.")
+    parser.set_defaults(handler=cmd_ci)
