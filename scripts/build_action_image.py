@@ -36,6 +36,8 @@ def source_digest() -> str:
     """A hash of everything the image is built from: a change to any of it means a new tag."""
     h = hashlib.sha256()
     for name in SOURCES:
+        if name == "README.md":
+            continue  # prose; the image does not change with it
         path = ROOT / name
         files = sorted(p for p in path.rglob("*") if p.is_file() and "__pycache__" not in p.parts) \
             if path.is_dir() else [path]

@@ -124,9 +124,11 @@ def run_ci(env: Mapping[str, str]) -> int:
         pr_url = ""
         if result.status == "fixed" and publishing:
             with io.group("publishing"):
+                after = _files_after(result, checkout.root)
+                modes = {p: "100755" for p in after if os.access(Path(checkout.root) / p, os.X_OK)}
                 pub = publish(gh, result, base_branch=the_plan.base_branch, head_sha=the_plan.head_sha or head,
                               run_url=run_url, labels=config.labels, draft=config.draft,
-                              source_pr=the_plan.source_pr, files_after=_files_after(result, checkout.root))
+                              source_pr=the_plan.source_pr, files_after=after, modes=modes)
                 pr_url = pub.pr_url or ""
                 io.say(f"pull request {pub.action}: {pr_url} {pub.reason}".rstrip())
         elif result.status == "fixed":
