@@ -25,10 +25,12 @@ RUN python3 -m venv /opt/venv \
 
 FROM ${BASE}
 USER root
-RUN command -v git >/dev/null || (apt-get update && apt-get install -y --no-install-recommends git \
-    && rm -rf /var/lib/apt/lists/*)
+# git checks patches; llama.cpp's native library needs libstdc++ and libgomp
+RUN dpkg -s git libstdc++6 libgomp1 >/dev/null 2>&1 || (apt-get update \
+    && apt-get install -y --no-install-recommends git libstdc++6 libgomp1 && rm -rf /var/lib/apt/lists/*)
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /opt/cache /opt/cache
 ENV PATH=/opt/venv/bin:$PATH XDG_CACHE_HOME=/opt/cache
+RUN python3 -c "import llama_cpp, bot.cli.main"
 ENTRYPOINT ["fixbot"]
 CMD ["--help"]

@@ -26,7 +26,9 @@ sys.path.insert(0, str(ROOT))
 from sandbox.containers import connect  # noqa: E402
 from sandbox.image import ImageSpec, build_offline, image_exists  # noqa: E402
 
-BASE_SPEC = ImageSpec(packages=("python3", "python3-pip", "python3-venv", "git", "ca-certificates"),
+# libstdc++6 and libgomp1: llama.cpp's native library needs them at run time
+BASE_SPEC = ImageSpec(packages=("python3", "python3-pip", "python3-venv", "git", "ca-certificates", "libstdc++6",
+                                "libgomp1"),
                       repository="fixbot-action-base")
 SOURCES = ("pyproject.toml", "README.md", "action.yml", "Dockerfile", "bot", "sandbox", "eval")
 REPOSITORY = "fixbot-action"

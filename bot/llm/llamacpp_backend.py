@@ -40,6 +40,8 @@ class LlamaCppLLM:
             from llama_cpp import Llama
         except ImportError:
             raise ModelUnavailable(f"llamacpp: models need llama-cpp-python: pip install '{LOCAL_EXTRA}'") from None
+        except (RuntimeError, OSError) as exc:  # installed, but its native library does not load here
+            raise ModelUnavailable(f"llama-cpp-python is installed but cannot load: {exc}") from None
         threads = n_threads or available_cores()
         self.name = name or f"llamacpp:{path}"
         self.path = path
