@@ -154,8 +154,9 @@ def test_containers_are_removed_when_the_host_process_ends(docker_client, sandbo
         proc.send_signal(subprocess.signal.SIGINT)
     elif how == "sigkill":
         proc.kill()  # no clean-up code runs: Docker closes the runner's stdin and auto-remove does the rest
-    proc.wait(30)
-    deadline = time.monotonic() + 30
+    # generous: on a loaded 2-core machine removing two containers on fuse-overlayfs has taken over 30 s
+    proc.wait(120)
+    deadline = time.monotonic() + 60
     while session_containers(docker_client, session) and time.monotonic() < deadline:
         time.sleep(0.5)
     assert session_containers(docker_client, session) == []
