@@ -7,7 +7,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Mapping, get_origin, get_type_hints
 
 import yaml
 
@@ -35,9 +35,8 @@ class Config:
 
 
 KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
-TYPES: dict[str, type] = {"model": str, "api_base": str, "test_command": str, "iterations": int, "max_targets": int,
-                          "paths": tuple, "labels": tuple, "draft": bool, "allow_forks": bool, "dry_run": bool,
-                          "wall_s": int}
+# field name -> str, int, bool or tuple (for tuple[str, ...]): read off the dataclass, so the two cannot drift
+TYPES: dict[str, type] = {name: get_origin(hint) or hint for name, hint in get_type_hints(Config).items()}
 LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600)}
 
 

@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 from typing import Mapping
 
@@ -19,7 +20,7 @@ from ..config import Config, load_file, with_inputs
 from ..errors import UserError
 from ..failures import Failure, ParseError, parse_ci_log
 from ..fix.checkout import load_checkout
-from ..fix.patch import apply_patch
+from ..fix.patch import apply_patch, touched_files
 from ..fix.pipeline import FixOptions
 from ..fix.result import FixResult, write_outputs
 from ..fix.testrun import TestCommand
@@ -56,7 +57,7 @@ def _log_failures(gh: GitHubRepo, run_id: int, io: RunnerIO) -> tuple[Failure, .
 
 def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
     """The fixed content of every file the patch touches (applied to a copy, never to the workspace)."""
-    touched = sorted({line[6:] for line in result.diff.splitlines() if line.startswith("+++ b/")})
+    touched = touched_files(result.diff)
     with tempfile.TemporaryDirectory(prefix="fixbot-after-") as tmp:
         for path in touched:
             (Path(tmp) / path).parent.mkdir(parents=True, exist_ok=True)
@@ -104,10 +105,10 @@ def run_ci(env: Mapping[str, str]) -> int:
             with io.group("reading the failed run"):
                 run = gh.failed_run(the_plan.run_id)
                 run_url = run.html_url
-                if not the_plan.head_sha:
-                    the_plan = Plan(True, the_plan.reason, the_plan.mode, the_plan.repository, run.id, run.head_sha,
-                                    run.head_branch or "", run.pull_requests[0] if run.pull_requests else None,
-                                    (run.head_repo_full_name or the_plan.repository) != the_plan.repository)
+                if not the_plan.head_sha:  # a dispatch names only the run: the rest comes from it
+                    the_plan = replace(the_plan, head_sha=run.head_sha, base_branch=run.head_branch or "",
+                                       source_pr=run.pull_requests[0] if run.pull_requests else None,
+                                       fork=(run.head_repo_full_name or the_plan.repository) != the_plan.repository)
                 failures = _log_failures(gh, run.id, io)
         head = _head(workspace)
         if the_plan.head_sha and head and head != the_plan.head_sha:

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from bot.errors import UserError
 
-from .patch import is_test_path
+from .paths import is_test_path
 from .types import Checkout
 
 # Never shipped to the sandbox: version control, virtualenvs, caches and build output.

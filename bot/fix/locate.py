@@ -22,12 +22,12 @@ from functools import cache
 from typing import Iterable, Sequence
 
 from bot.failures import Failure
+from bot.fix.paths import is_test_path
 from bot.fix.spans import Span, broken_span, function_spans
 from bot.fix.types import Checkout, CodeTarget, TestRun
 
 SANDBOX_WORKDIR = "/work/"  # where the sandbox puts the checkout; frames inside it carry this prefix
 _SYNTAX = ("SyntaxError", "IndentationError", "TabError")
-_TEST_DIRS = {"tests", "test", "testing"}
 _ENV_DIRS = {"site-packages", "dist-packages", "venv", "__pypackages__", "node_modules"}
 _CALL = re.compile(r"(\.)?\b([A-Za-z_]\w*)\s*\(")
 _PHASE = re.compile(r"\|(?:setup|run|teardown)$")  # pytest-cov's "node id|run" contexts
@@ -35,11 +35,9 @@ _PHASE = re.compile(r"\|(?:setup|run|teardown)$")  # pytest-cov's "node id|run" 
 
 def is_project_file(path: str) -> bool:
     """Project code: a .py file that is neither a test nor part of an environment or a dot-directory."""
-    parts = path.split("/")
-    name = parts[-1]
-    if not name.endswith(".py") or name == "conftest.py" or name.startswith("test_") or name.endswith("_test.py"):
+    if not path.endswith(".py") or is_test_path(path):
         return False
-    return not any(p in _TEST_DIRS or p in _ENV_DIRS or p.startswith(".") for p in parts[:-1])
+    return not any(p in _ENV_DIRS or p.startswith(".") for p in path.split("/")[:-1])
 
 
 @dataclass

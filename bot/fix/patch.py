@@ -4,7 +4,6 @@ CI configuration, or anything outside the repository)."""
 from __future__ import annotations
 
 import difflib
-import fnmatch
 import os
 import shutil
 import subprocess
@@ -15,8 +14,9 @@ from typing import Iterable, Mapping
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
+from .paths import is_test_path
+
 NO_NEWLINE = "\\ No newline at end of file\n"
-TEST_PARTS = ("tests", "test", "testing")
 
 
 class PatchRejected(Exception):
@@ -42,28 +42,22 @@ def make_patch(original: Mapping[str, bytes], fixed: Mapping[str, bytes]) -> str
     return "".join(parts)
 
 
-def in_paths(path: str, patterns: Iterable[str]) -> bool:
-    """`path` matches one of the glob patterns (`**/` also matches no directory: `**/*.py` holds `mod.py`)."""
-    return any(fnmatch.fnmatchcase(path, p) or (p.startswith("**/") and fnmatch.fnmatchcase(path, p[3:]))
-               for p in patterns)
+def _parse(patch: str) -> PatchSet:
+    try:
+        return PatchSet(patch)
+    except UnidiffParseError as exc:
+        raise PatchRejected(f"the patch does not parse as a unified diff: {exc}") from None
 
 
-def is_test_path(path: str) -> bool:
-    parts = PurePosixPath(path).parts
-    name = parts[-1] if parts else ""
-    return (any(p in TEST_PARTS for p in parts[:-1]) or name.startswith("test_") or name.endswith("_test.py")
-            or name == "conftest.py")
+def touched_files(patch: str) -> list[str]:
+    return [f.path for f in _parse(patch)]
 
 
 def check_scope(patch: str, allowed: Iterable[str]) -> list[str]:
     """The files the patch touches, after checking every one is allowed; raises PatchRejected otherwise."""
     allowed = set(allowed)
-    try:
-        files = PatchSet(patch)
-    except UnidiffParseError as exc:
-        raise PatchRejected(f"the patch does not parse as a unified diff: {exc}") from None
     touched = []
-    for f in files:
+    for f in _parse(patch):
         path = f.path
         parts = PurePosixPath(path).parts
         if PurePosixPath(path).is_absolute() or ".." in parts:

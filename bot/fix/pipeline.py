@@ -19,7 +19,8 @@ from bot.llm import LLM
 from .briefing import agent_failure, agent_target, blamed_tests, explanation, target_source
 from .harness import RepoHarness, with_function
 from .locate import locate
-from .patch import PatchRejected, in_paths, make_patch, validate
+from .patch import PatchRejected, make_patch, validate
+from .paths import in_paths
 from .result import FixResult, RunSummary, TargetRepair, Timings
 from .testrun import TestCommand, run_tests
 from .types import Checkout, CodeTarget, TestRun
@@ -109,20 +110,19 @@ def _repair_one(ctx: FixRun, files, target: CodeTarget, tests: frozenset[str], o
                           options.test_timeout_s)
     source = target_source(files, target)
     start = time.monotonic()
-    first = harness.check(source)
-    ctx.tests_s += first.duration_s
-    if first.passed:  # the blamed tests pass with this function as it is: not the culprit
-        return TargetRepair(target, tuple(sorted(tests)), "not_fixed", "passed_without_change", (), None,
-                            time.monotonic() - start, source)
-    budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
     try:
+        first = harness.check(source)
+        if first.passed:  # the blamed tests pass with this function as it is: not the culprit
+            return TargetRepair(target, tuple(sorted(tests)), "not_fixed", "passed_without_change", (), None,
+                                time.monotonic() - start, source)
+        budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, target),
                                      failure=agent_failure(files, first.feedback, tests), budgets=budgets))
     except RepairInterrupted as exc:
-        ctx.tests_s += sum(run.duration_s for run in harness.runs[1:])
         raise ModelFailed(str(exc), TargetRepair(target, tuple(sorted(tests)), "not_fixed", "error", exc.attempts,
                                                  None, time.monotonic() - start, source)) from exc
-    ctx.tests_s += sum(run.duration_s for run in harness.runs[1:])
+    finally:
+        ctx.tests_s += sum(run.duration_s for run in harness.runs)
     for a in result.attempts:
         ctx.say(f"    attempt {a.iteration} ({a.node}): {a.outcome} · {a.completion_tokens} tokens · "
                 f"{a.latency_s:.1f} s")
@@ -137,7 +137,7 @@ def _still_failing(run: TestRun, failing: frozenset[str], flaky: Sequence[str], 
     left = run.failed - {CRASH} - set(flaky)
     if only_logged:
         left = frozenset(t for t in left if any(_same_test(t, f) or t.startswith(f + "::") for f in failing))
-    return frozenset(left)
+    return left
 
 
 def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, model: str = "") -> FixResult:
@@ -152,7 +152,7 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, **base, **more)
 
     before, failing, flaky = _reproduce(ctx, checkout, options)
-    failures = tuple(f for f in before.failures if f.test_id in before.failed)
+    failures = before.failures
     if not before.failed:
         return done("nothing_to_fix", "all tests pass: nothing to fix")
     if not failing:

@@ -131,13 +131,15 @@ def _last_lines(text: str, n: int = 8) -> str:
 def run_tests(sandbox: Sandbox, files: Mapping[str, bytes], command: TestCommand, *,
               pythonpath: Sequence[str] = (), select: Iterable[str] = (), coverage: bool = False,
               timeout: float = 300.0) -> TestRun:
-    job = pytest_job(files, command, pythonpath=pythonpath, select=select, coverage=coverage, timeout=timeout)
-    return read_run(job, sandbox.run_batch([job])[0])
+    return run_many(sandbox, [files], command, pythonpath=pythonpath, select=select, coverage=coverage,
+                    timeout=timeout)[0]
 
 
 def run_many(sandbox: Sandbox, variants: Sequence[Mapping[str, bytes]], command: TestCommand, *,
-             pythonpath: Sequence[str] = (), select: Iterable[str] = (), timeout: float = 120.0) -> list[TestRun]:
+             pythonpath: Sequence[str] = (), select: Iterable[str] = (), coverage: bool = False,
+             timeout: float = 120.0) -> list[TestRun]:
     """The same tests over several versions of the files, as one sandbox batch (the agent's candidates)."""
     chosen = tuple(select)
-    jobs = [pytest_job(files, command, pythonpath=pythonpath, select=chosen, timeout=timeout) for files in variants]
+    jobs = [pytest_job(files, command, pythonpath=pythonpath, select=chosen, coverage=coverage, timeout=timeout)
+            for files in variants]
     return [read_run(job, result) for job, result in zip(jobs, sandbox.run_batch(jobs))]
