@@ -32,6 +32,7 @@ class Config:
     allow_forks: bool = False
     dry_run: bool = False
     wall_s: int = 1800  # time budget of one run
+    search: bool = True  # the mutation search before and between model calls
 
 
 KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
@@ -87,7 +88,8 @@ def load_file(path: Path) -> Config:
 
 # Action input name -> config key; inputs arrive as strings (INPUT_<NAME> in the environment, hyphens kept)
 INPUTS = {"model": "model", "api-base": "api-base", "test-command": "test-command", "max-iterations": "iterations",
-          "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run"}
+          "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run",
+          "search": "search"}
 
 
 def _from_text(key: str, text: str) -> Any:

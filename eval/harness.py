@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 from bot.harness import PytestHarness
+from bot.screen import ScriptScreen
 from sandbox import Sandbox
 
 TIMEOUT_S = 10.0
@@ -23,3 +24,9 @@ def humaneval_harness(sandbox: Sandbox, module: str, entry_point: str, tests: st
     """`tests` empty (some tasks have no example tests): nothing to run."""
     files = {"test_solution.py": test_module(tests, entry_point)} if tests.strip() else {}
     return PytestHarness(sandbox, "solution.py", module, entry_point, files, timeout_s)
+
+
+def humaneval_screen(sandbox: Sandbox, module: str, entry_point: str, tests: str) -> ScriptScreen:
+    """The search's fast first pass: the dataset's recipe (module, then the test code with its `check(...)` call)
+    as one plain program per candidate."""
+    return ScriptScreen(sandbox, module, entry_point, tests)

@@ -11,10 +11,11 @@ from typing import Callable, Literal, Sequence
 from bot.agent import AgentContext, Budgets, Failure, Target, repair
 from bot.agent.code import function_source, splice, unified_diff
 from bot.agent.context import Schedule
+from bot.agent.search import SearchOptions
 from bot.llm.types import LLM
 from sandbox import Sandbox
 
-from .harness import humaneval_harness
+from .harness import humaneval_harness, humaneval_screen
 from .results import ResultsFile, TaskResult
 from .tasks import Task
 
@@ -29,6 +30,7 @@ class ReplayConfig:
     budgets: Budgets = Budgets()
     schedule: Schedule = "rising"
     seed: int = 0
+    search: SearchOptions | None = None
 
 
 def visible_tests(task: Task, protocol: Protocol) -> str:
@@ -49,8 +51,11 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     visible = humaneval_harness(sandbox, task.buggy_module, task.entry_point, shown)
     before = visible.check(target.source)
     failure = Failure(summary=PASSING_START if before.passed else before.feedback, tests=shown)
+    searching = config.search is not None and not before.passed  # a search needs a failing test to drive it
     ctx = AgentContext(llm=llm, harness=visible, target=target, failure=failure, budgets=config.budgets,
-                       schedule=config.schedule, seed=config.seed)
+                       schedule=config.schedule, seed=config.seed, search=config.search if searching else None,
+                       screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown) if searching
+                       else None)
     result = repair(ctx)
     passed = result.status == "fixed"
     if result.final_code is not None and config.protocol != "tests":
@@ -63,7 +68,8 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
                       stop_reason=result.stop_reason, prompt_tokens=result.prompt_tokens,
                       completion_tokens=result.completion_tokens, wall_s=round(time.monotonic() - start, 3),
                       changed_lines=result.changed_lines, final_code=result.final_code, diff=diff,
-                      attempts=[asdict(a) for a in result.attempts])
+                      attempts=[asdict(a) for a in result.attempts],
+                      searches=[asdict(s) for s in result.searches], fixed_by=result.fixed_by)
 
 
 def _errored(task: Task, exc: BaseException, start: float) -> TaskResult:

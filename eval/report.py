@@ -38,6 +38,23 @@ def summarize(results: Sequence[TaskResult], run: dict[str, Any]) -> dict[str, A
         "median_completion_tokens": statistics.median(tokens) if tokens else 0,
         "median_changed_lines": statistics.median(changed) if changed else None,
         "model_calls": len(tokens),
+        **_search_summary(results),
+    }
+
+
+def _search_summary(results: Sequence[TaskResult]) -> dict[str, Any]:
+    rounds = [s for r in results for s in r.searches]
+    if not rounds:
+        return {}
+    by_search = [r for r in results if r.fixed_by == "search"]
+    seconds = sum(s["seconds"] for s in rounds)
+    return {
+        "fixed_by_search": sum(r.passed for r in by_search),
+        "search_visible_passed_hidden_failed": sum(not r.passed for r in by_search),
+        "search_rounds": len(rounds),
+        "search_candidates": sum(s["candidates"] for s in rounds),
+        "search_seconds": round(seconds, 1),
+        "search_candidates_per_s": round(sum(s["candidates"] for s in rounds) / seconds, 1) if seconds else 0.0,
     }
 
 
@@ -49,6 +66,10 @@ def table(summary: dict[str, Any]) -> str:
     rows.append(f"single-shot pass@1 {summary['single_shot_pass_at_1']:.3f} · wall {summary['wall_s']:.0f} s · "
                 f"median completion {summary['median_completion_tokens']} tokens/call · "
                 f"median changed lines {summary['median_changed_lines']}")
+    if "search_rounds" in summary:
+        rows.append(f"search: {summary['fixed_by_search']} fixed (+{summary['search_visible_passed_hidden_failed']} "
+                    f"passing only the visible tests) · {summary['search_candidates']} candidates in "
+                    f"{summary['search_seconds']:.0f} s ({summary['search_candidates_per_s']:.0f}/s)")
     return "\n".join(rows)
 
 

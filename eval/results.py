@@ -26,6 +26,8 @@ class TaskResult:
     diff: str
     attempts: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
+    searches: list[dict[str, Any]] = field(default_factory=list)  # mutation search rounds (--search)
+    fixed_by: str | None = None  # "model" or "search" when the visible tests passed
 
     @property
     def solved_at(self) -> int | None:
@@ -33,7 +35,7 @@ class TaskResult:
         return self.iterations if self.passed else None
 
 
-RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data")
+RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search")
 
 
 class ResultsFile:

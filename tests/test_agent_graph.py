@@ -1,6 +1,8 @@
 """Every route of the reflection graph, driven by the scripted model and an in-process harness."""
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, repair
@@ -104,8 +106,19 @@ def test_token_budget_stops_the_loop():
 
 
 def test_time_budget_stops_the_loop():
-    result, llm, _ = run([WRONG, FIXED], wall_s=0.0)
+    llm, harness = ScriptedLLM([WRONG, FIXED]), AssertHarness()
+    slow_check = harness.check
+    harness.check = lambda source: (time.sleep(0.3), slow_check(source))[1]  # type: ignore[method-assign]
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), failure=Failure("fails"),
+                       budgets=Budgets(wall_s=0.2))
+    result = repair(ctx)
     assert result.stop_reason == "time" and len(llm.calls) == 1
+
+
+def test_a_zero_budget_makes_no_model_call():
+    for budgets in ({"wall_s": 0.0}, {"iterations": 0}):
+        result, llm, _ = run([FIXED], **budgets)
+        assert result.status == "not_fixed" and llm.calls == [] and result.attempts == ()
 
 
 def test_syntax_loop_respects_the_budget():

@@ -153,3 +153,25 @@ def test_summary_curve_is_cumulative():
 def test_cli_selfcheck_on_a_few_tasks(data, sandbox_image):
     result = run_fixbot("eval", "--data", str(data), "--tasks", "0,1,2", "--selfcheck")
     assert result.returncode == 0 and "selfcheck: 3 tasks, 0 mismatch(es)" in result.stdout
+
+
+def test_cli_search_alone_fixes_one_edit_bugs_without_loading_a_model(data, tmp_path, sandbox_image):
+    out = tmp_path / "search"
+    missing = tmp_path / "no-such-script.json"  # never opened: --iterations 0 makes no model call
+    result = run_fixbot("eval", "--model", f"scripted:{missing}", "--data", str(data), "--tasks", "0,2,4",
+                        "--iterations", "0", "--search", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["model"] == "none" and summary["model_calls"] == 0
+    assert summary["passed"] == summary["fixed_by_search"] == 2  # Python/0 and /2 are one edit away; /4 is not
+    assert summary["search_candidates"] > 50 and summary["search_candidates_per_s"] > 0
+    records = {r["task_id"]: r for r in map(json.loads, (out / "results.jsonl").read_text().splitlines())}
+    assert records["Python/0"]["fixed_by"] == "search" and records["Python/0"]["attempts"] == []
+    assert records["Python/0"]["searches"][0]["fixed"] and records["Python/0"]["changed_lines"] == 1
+    assert records["Python/4"]["passed"] is False and records["Python/4"]["searches"][0]["fixed"] is False
+    assert "search:" in result.stdout
+
+
+def test_cli_zero_iterations_needs_the_search(data, tmp_path):
+    result = run_fixbot("eval", "--data", str(data), "--tasks", "0", "--iterations", "0", "--out", str(tmp_path))
+    assert result.returncode == 2 and "0 only with --search" in result.stderr

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent.search import SearchOptions
 from bot.fix.checkout import load_checkout
 from bot.fix.environment import prepare_environment
 from bot.fix.pipeline import FixOptions, FixRun, fix
+from bot.fix.result import to_markdown
 from bot.fix.testrun import TestCommand, run_tests
 from bot.llm import Completion
 from sandbox import open_sandbox
@@ -45,6 +47,9 @@ def copy_example(name: str, tmp_path: Path) -> Path:
 
 
 def fix_example(docker_client, sandbox_image, root: Path, llm, **options):
+    """The pipeline with the scripted model; without the mutation search unless asked (it would find most of
+    these one-line fixes before the model is asked, which other tests check)."""
+    options.setdefault("search", None)
     checkout = load_checkout(root)
     env = prepare_environment(checkout, base_image=sandbox_image, client=docker_client, log=print)
     with open_sandbox("docker", image=env.image) as sandbox:
@@ -122,3 +127,24 @@ def test_green_and_flaky_suites_have_nothing_to_fix(tmp_path, docker_client, san
     result, _ = fix_example(docker_client, sandbox_image, green, ByNameLLM({}))
     assert result.status == "flaky" and result.exit_code == 3
     assert result.flaky == ("tests/test_flaky.py::test_sometimes",)
+
+
+BY_SEARCH = {"class-method": {"Cart.total"}, "helper-bug": {"apply_discount"}, "one-module": {"letter_grade"},
+             "syntax-error": set(),  # a function that does not parse has no mutants
+             "third-party-dep": set(),  # more than one edit away
+             "two-bugs": {"Box.around", "manhattan"}}
+
+
+@pytest.mark.parametrize("example", sorted(FIXES))
+def test_the_search_fixes_one_edit_examples_before_asking_the_model(example, tmp_path, docker_client, sandbox_image):
+    """With the search on (the default), a bug one edit away is fixed with no model call; the rest go on to
+    the model, and every fix still passes the whole suite."""
+    root = copy_example(example, tmp_path)
+    llm = ByNameLLM({f.qualname.split(".")[-1]: f.fixed for f in FIXES[example]})
+    result, env = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    by_search = {r.target.qualname for r in result.repairs if r.status == "fixed" and any(s.fixed for s in r.searches)}
+    assert by_search == BY_SEARCH[example]
+    assert not {name.split(".")[-1] for name in by_search} & set(llm.asked)
+    assert suite_after_patch(root, result.diff, env.image, env.pythonpath).failed == frozenset()
+    assert "## Mutation search" in to_markdown(result)

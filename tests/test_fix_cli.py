@@ -158,9 +158,22 @@ def test_a_model_failure_mid_run_keeps_the_report_and_exits_2(tmp_path):
     root = tmp_path / "one-module"
     shutil.copytree(EXAMPLES / "one-module", root)
     out = tmp_path / "out"
-    proc = run_fixbot("fix", str(root), "--model", script(tmp_path, "no code here"), "--out", str(out))
+    proc = run_fixbot("fix", str(root), "--model", script(tmp_path, "no code here"), "--out", str(out), "--no-search")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "answer" in one_line_error(proc)  # the script ran out of answers
     report = json.loads((out / "report.json").read_text())
     assert report["status"] == "not_fixed" and report["error"] and report["failures"]
     assert len(report["repairs"][0]["attempts"]) == 1
+
+
+def test_the_search_fixes_a_one_edit_bug_with_no_model_call(tmp_path):
+    root = tmp_path / "one-module"
+    shutil.copytree(EXAMPLES / "one-module", root)
+    out = tmp_path / "out"
+    proc = run_fixbot("fix", str(root), "--model", script(tmp_path, "no code here"), "--out", str(out))
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "search around the original (buggy) function" in proc.stdout and "found line" in proc.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["changed_lines"] == 1 and report["repairs"][0]["attempts"] == []
+    assert report["repairs"][0]["searches"][0]["fixed"] is True
+    assert "## Mutation search" in (out / "report.md").read_text()

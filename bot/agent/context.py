@@ -5,6 +5,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from ..llm.types import LLM
+from .search import Screen, SearchOptions
 from .types import Budgets, Failure, Harness, Target
 
 Schedule = Literal["rising", "falling"]
@@ -27,3 +28,5 @@ class AgentContext:
     budgets: Budgets = Budgets()
     schedule: Schedule = "rising"
     seed: int = 0
+    search: SearchOptions | None = None  # mutation search around the original and each failing candidate
+    screen: Screen | None = None  # the search's fast first pass, when the harness has one

@@ -1,10 +1,12 @@
 """The reflection agent as a LangGraph graph.
 
-    draft ──► test ──► reflect ──► test ──► ...        (until the tests pass or a budget is spent)
-      │         ▲
-      └─► syntax / repeat ─┘   (unusable answer, or code already tried: ask again, differently)
+    [search] ──► draft ──► test ──► [search] ──► reflect ──► test ──► ...   (until the tests pass or a budget is spent)
+                   │         ▲
+                   └─► syntax / repeat ─┘   (unusable answer, or code already tried: ask again, differently)
 
 Nodes that call the model return a `Pending` candidate; routers send it to `test`, or to `syntax` / `repeat`.
+With search on, one-edit mutants of the buggy function are tried before the first model call, and mutants of
+each failing candidate after its test (bot/agent/search.py): no model call, only sandbox time.
 Budgets (iterations, tokens, wall time) are checked by the routers.
 """
 from __future__ import annotations
@@ -20,6 +22,7 @@ from ..llm.errors import LLMError
 from . import prompts
 from .code import changed_lines, code_hash, extract_function, faithful, signature_problem
 from .minimize import minimize
+from .search import search as search_around
 from .context import REPEAT_BOOST, AgentContext, temperature
 from .state import AgentState, Pending
 from .types import AgentResult, Attempt, RepairInterrupted, StopReason
@@ -96,6 +99,19 @@ def test(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     return update
 
 
+def search(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+    ctx = runtime.context
+    assert ctx.search is not None
+    base = state["current"]
+    label = state["seen"].get(code_hash(base), "a candidate")
+    found, record = search_around(ctx.target.source, base, ctx.target.name, state["feedback"], ctx.harness,
+                                  ctx.screen, ctx.search, label, exclude=frozenset(state["seen"]))
+    update: dict = {"searches": [record]}
+    if found is not None:
+        update.update(final=found, stop="passed")
+    return update
+
+
 def _spent(state: AgentState, ctx: AgentContext) -> StopReason | None:
     b = ctx.budgets
     if state["iteration"] >= b.iterations:
@@ -116,18 +132,32 @@ def route_candidate(state: AgentState, runtime: Runtime[AgentContext]) -> Litera
     return "repeat" if pending is not None and pending.problem == "repeat" else "syntax"
 
 
-def route_tested(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["reflect", "__end__"]:
+def route_start(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["search", "draft", "__end__"]:
+    if runtime.context.search is not None:
+        return "search"
+    return END if _spent(state, runtime.context) else "draft"  # a zero budget: the search alone, or nothing
+
+
+def route_tested(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["search", "reflect", "__end__"]:
     if state.get("final") is not None or _spent(state, runtime.context):
         return END
-    return "reflect"
+    return "search" if runtime.context.search is not None else "reflect"
+
+
+def route_searched(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["draft", "reflect", "__end__"]:
+    if state.get("final") is not None or _spent(state, runtime.context):
+        return END
+    return "reflect" if state["attempts"] else "draft"
 
 
 @functools.cache
 def build_graph():  # type: ignore[no-untyped-def]
     g = StateGraph(AgentState, context_schema=AgentContext)
-    for name, node in (("draft", draft), ("reflect", reflect), ("repeat", repeat), ("syntax", syntax), ("test", test)):
+    for name, node in (("search", search), ("draft", draft), ("reflect", reflect), ("repeat", repeat),
+                       ("syntax", syntax), ("test", test)):
         g.add_node(name, node)
-    g.add_edge(START, "draft")
+    g.add_conditional_edges(START, route_start)
+    g.add_conditional_edges("search", route_searched)
     for name in ("draft", "reflect", "repeat", "syntax"):
         g.add_conditional_edges(name, route_candidate)
     g.add_conditional_edges("test", route_tested)
@@ -139,11 +169,11 @@ def repair(ctx: AgentContext) -> AgentResult:
     started = time.monotonic()
     state: AgentState = {"iteration": 0, "tokens": 0, "started": started, "pending": None, "attempts": [],
                          "seen": {code_hash(ctx.target.source): "the original (buggy) function"}, "final": None,
-                         "current": ctx.target.source, "feedback": ctx.failure.summary, "stop": None}
+                         "current": ctx.target.source, "feedback": ctx.failure.summary, "stop": None, "searches": []}
     out = state
     try:  # streamed so that a model failure mid-way still hands back the attempts made so far
         for out in build_graph().stream(state, context=ctx, stream_mode="values",
-                                        config={"recursion_limit": 4 * ctx.budgets.iterations + 10}):
+                                        config={"recursion_limit": 5 * ctx.budgets.iterations + 10}):
             pass
     except LLMError as exc:
         raise RepairInterrupted(str(exc), tuple(out["attempts"])) from exc
@@ -153,7 +183,8 @@ def repair(ctx: AgentContext) -> AgentResult:
     stop: StopReason = out.get("stop") or _spent(out, ctx) or "iterations"
     return AgentResult(status="fixed" if final else "not_fixed", stop_reason=stop, final_code=final,
                        attempts=tuple(out["attempts"]), wall_s=time.monotonic() - started,
-                       changed_lines=changed_lines(ctx.target.source, final) if final else None)
+                       changed_lines=changed_lines(ctx.target.source, final) if final else None,
+                       searches=tuple(out["searches"]))
 
 
 def mermaid() -> str:

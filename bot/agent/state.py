@@ -5,7 +5,7 @@ import operator
 from dataclasses import dataclass
 from typing import Annotated, Literal, TypedDict
 
-from .types import Attempt, StopReason
+from .types import Attempt, SearchRound, StopReason
 
 Problem = Literal["syntax", "signature", "missing", "repeat"]
 
@@ -33,5 +33,6 @@ class AgentState(TypedDict, total=False):
     pending: Pending | None
     seen: dict[str, str]  # normalised-AST hash -> which code it was ("the original function", "attempt 2")
     attempts: Annotated[list[Attempt], operator.add]
+    searches: Annotated[list[SearchRound], operator.add]
     final: str | None
     stop: StopReason | None

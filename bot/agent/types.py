@@ -68,6 +68,19 @@ class Attempt:
 
 
 @dataclass(frozen=True)
+class SearchRound:
+    """One search around one base."""
+
+    base: str  # "the original function" or "attempt 3"
+    candidates: int  # mutants tested (screened or run)
+    survivors: int  # that passed the screen (or the tests, without a screen)
+    confirmed: int  # survivors run through the real harness
+    fixed: bool
+    edit: str  # the winning edit, for people: "line 4: `<` -> `<=`"
+    seconds: float
+
+
+@dataclass(frozen=True)
 class AgentResult:
     status: Status
     stop_reason: StopReason
@@ -75,10 +88,17 @@ class AgentResult:
     attempts: tuple[Attempt, ...] = field(default_factory=tuple)
     changed_lines: int | None = None
     wall_s: float = 0.0
+    searches: tuple[SearchRound, ...] = field(default_factory=tuple)  # mutation searches, in order
 
     @property
     def iterations(self) -> int:
         return len(self.attempts)
+
+    @property
+    def fixed_by(self) -> Literal["model", "search"] | None:
+        if self.final_code is None:
+            return None
+        return "search" if any(s.fixed for s in self.searches) else "model"
 
     @property
     def prompt_tokens(self) -> int:

@@ -16,6 +16,7 @@ from typing import Mapping
 
 from ..action.event import BadEvent, Plan, plan, read_event
 from ..action.runner_io import RunnerIO
+from ..agent.search import SearchOptions
 from ..config import Config, load_file, with_inputs
 from ..errors import UserError
 from ..failures import Failure, ParseError, parse_ci_log
@@ -69,7 +70,7 @@ def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
 def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
     return FixOptions(test_command=TestCommand.parse(config.test_command), log_failures=failures,
                       iterations=config.iterations, max_targets=config.max_targets, wall_s=config.wall_s,
-                      paths=config.paths)
+                      paths=config.paths, search=SearchOptions() if config.search else None)
 
 
 def _notice(io: RunnerIO, result: FixResult) -> None:

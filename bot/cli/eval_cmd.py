@@ -3,13 +3,17 @@ from __future__ import annotations
 
 import argparse
 import sys
+from contextlib import closing
+from dataclasses import asdict
 from pathlib import Path
 
 from tqdm import tqdm
 
 from ..agent import Budgets
+from ..agent.search import SearchOptions
 from ..agent.context import SCHEDULES
 from ..errors import UserError
+from ..llm.lazy import LazyModel
 from .options import add_model_args, add_sandbox_args, opened_model, open_sandbox_from
 
 
@@ -19,8 +23,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     from eval.results import ResultsFile
     from eval.tasks import load_tasks, parse_task_list, select
 
-    if args.iterations < 1:
-        raise UserError("--iterations must be at least 1")
+    if args.iterations < 0 or (args.iterations == 0 and not args.search):
+        raise UserError("--iterations must be at least 1 (0 only with --search: the search alone, no model)")
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
     tasks = select(load_tasks(args.data), parse_task_list(args.tasks) if args.tasks else None, args.subset,
@@ -37,13 +41,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         print("fixbot: an in-process model answers one call at a time: --workers set to 1", file=sys.stderr)
         args.workers = 1
     out = args.out or out_dir_default(args.model, args.protocol, args.iterations)
-    run = {"model": args.model, "protocol": args.protocol, "iterations": args.iterations,
-           "schedule": args.schedule, "data": str(args.data) if args.data else "hub"}
+    if args.search_mutants < 1:
+        raise UserError("--search-mutants must be at least 1")
+    search = SearchOptions(mutants=args.search_mutants) if args.search else None
+    run = {"model": args.model if args.iterations else "none", "protocol": args.protocol, "iterations": args.iterations,
+           "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
+           "search": asdict(search) if search else None}
     store = ResultsFile(out, run)
-    config = ReplayConfig(protocol=args.protocol, schedule=args.schedule, seed=args.seed,
+    config = ReplayConfig(protocol=args.protocol, schedule=args.schedule, seed=args.seed, search=search,
                           budgets=Budgets(iterations=args.iterations, wall_s=args.task_seconds))
     already = len(set(store.load()) & {t.task_id for t in tasks})
-    with opened_model(args) as llm, open_sandbox_from(args) as sandbox, tqdm(total=len(tasks), initial=already, unit="task",
+    # a search-only run (--iterations 0) never calls the model: it is not loaded
+    model = opened_model(args) if args.iterations else closing(LazyModel(args.model))
+    with model as llm, open_sandbox_from(args) as sandbox, tqdm(total=len(tasks), initial=already, unit="task",
                                                    desc=f"eval {args.protocol}", file=sys.stderr) as bar:
         passed = [0]
 
@@ -70,9 +80,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--protocol", choices=("tests", "examples"), default="tests",
                    help="tests: the model sees the full tests; examples: only the docstring examples, and the "
                         "hidden full tests decide (default tests)")
-    p.add_argument("--iterations", type=int, default=10, metavar="K", help="model calls per task (default 10)")
+    p.add_argument("--iterations", type=int, default=10, metavar="K", help="model calls per task (default 10; 0 with --search: the search alone)")
     p.add_argument("--schedule", choices=SCHEDULES, default="rising",
                    help="temperature schedule over the iterations (default rising: greedy first)")
+    p.add_argument("--search", action="store_true",
+                   help="mutation search: one-edit mutants of the buggy function before the first model call, and of "
+                        "each failing candidate after its test, screened in batches (only the visible tests drive it)")
+    p.add_argument("--search-mutants", type=int, default=SearchOptions.mutants, metavar="N",
+                   help=f"mutants tried per search (default {SearchOptions.mutants})")
     p.add_argument("--task-seconds", type=float, default=600.0, metavar="S", help="wall-time budget per task")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N selected tasks")
     p.add_argument("--tasks", metavar="LIST", help="task numbers, e.g. 0,5,7")

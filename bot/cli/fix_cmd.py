@@ -5,9 +5,8 @@ import argparse
 import os
 import re
 import sys
-import threading
 from pathlib import Path
-from typing import Callable, Sequence
+from typing import Callable
 
 from sandbox import open_sandbox
 from sandbox.containers import connect
@@ -15,6 +14,7 @@ from sandbox.image import default_image, require_image
 
 from ..errors import UserError
 from ..failures import parse_ci_log
+from ..agent.search import SearchOptions
 from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
 from ..fix.environment import prepare_environment
 from ..fix.patch import PatchRejected, apply_patch
@@ -22,37 +22,13 @@ from ..fix.pipeline import FixOptions, FixRun, fix
 from ..fix.result import FixResult, write_outputs
 from ..fix.types import Checkout
 from ..fix.testrun import TestCommand
-from ..llm import LLM, Completion, Message, open_llm, parse_model_spec
+from ..llm import parse_model_spec
+from ..llm.lazy import LazyModel
 from .options import add_model_args
 
 
 def _say(message: str) -> None:
     print(message, flush=True)
-
-
-class LazyModel:
-    """Opens the model at its first call: a green suite or a flaky failure never loads a 1 GB model."""
-
-    def __init__(self, spec: str, *, api_base: str | None = None, api_key: str | None = None,
-                 say: Callable[[str], None] = _say) -> None:
-        self._open = lambda: open_llm(spec, api_base=api_base or None, api_key=api_key or None)
-        self._say = say
-        self._llm: LLM | None = None
-        self._lock = threading.Lock()
-        self.name = spec
-
-    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
-                 seed: int | None = None) -> Completion:
-        with self._lock:
-            if self._llm is None:
-                self._say(f"  loading {self.name}...")
-                self._llm = self._open()
-        return self._llm.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
-
-    def close(self) -> None:
-        close = getattr(self._llm, "close", None)
-        if close:
-            close()
 
 
 def default_out(root: str) -> Path:
@@ -94,7 +70,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
     options = FixOptions(test_command=TestCommand.parse(args.test_cmd), log_failures=_log_failures(args.from_log),
                          iterations=args.iterations, max_targets=args.max_targets, wall_s=args.wall,
-                         suite_timeout_s=args.suite_timeout)
+                         suite_timeout_s=args.suite_timeout, search=None if args.no_search else SearchOptions())
     out = Path(args.out).expanduser() if args.out else default_out(checkout.root)
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
     if options.log_failures:
@@ -137,6 +113,9 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--iterations", type=int, default=8, metavar="K", help="model calls per target (default 8)")
     parser.add_argument("--max-targets", type=int, default=4, metavar="N",
                         help="functions tried in all, best-ranked first (default 4)")
+    parser.add_argument("--no-search", action="store_true",
+                        help="skip the mutation search (one-edit variants of the function, and of each failing model "
+                             "candidate, run against the failing tests before and between model calls)")
     parser.add_argument("--out", metavar="DIR", help="where fix.patch and the reports go "
                                                      "(default ~/.cache/fixbot/fix/REPO-NAME)")
     parser.add_argument("--apply", action="store_true", help="apply the patch to the working tree when fixed")

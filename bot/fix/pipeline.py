@@ -11,6 +11,7 @@ from typing import Callable, Sequence
 from sandbox import Sandbox
 
 from bot.agent import AgentContext, Budgets, repair
+from bot.agent.search import SearchOptions
 from bot.agent.types import RepairInterrupted
 from bot.errors import UserError
 from bot.failures import Failure
@@ -54,6 +55,7 @@ class FixOptions:
     suite_timeout_s: float = 600.0
     test_timeout_s: float = 120.0
     paths: tuple[str, ...] = ("**/*.py",)  # files a fix may change (.github/fixbot.yml `paths`); tests never
+    search: SearchOptions | None = SearchOptions()  # one-edit mutants before and between model calls
 
 
 @dataclass
@@ -117,7 +119,8 @@ def _repair_one(ctx: FixRun, files, target: CodeTarget, tests: frozenset[str], o
                                 time.monotonic() - start, source)
         budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, target),
-                                     failure=agent_failure(files, first.feedback, tests), budgets=budgets))
+                                     failure=agent_failure(files, first.feedback, tests), budgets=budgets,
+                                     search=options.search))
     except RepairInterrupted as exc:
         raise ModelFailed(str(exc), TargetRepair(target, tuple(sorted(tests)), "not_fixed", "error", exc.attempts,
                                                  None, time.monotonic() - start, source)) from exc
@@ -126,9 +129,13 @@ def _repair_one(ctx: FixRun, files, target: CodeTarget, tests: frozenset[str], o
     for a in result.attempts:
         ctx.say(f"    attempt {a.iteration} ({a.node}): {a.outcome} · {a.completion_tokens} tokens · "
                 f"{a.latency_s:.1f} s")
+    for r in result.searches:
+        ctx.say(f"    search around {r.base}: {r.candidates} mutants, "
+                f"{'found ' + r.edit if r.fixed else 'none passed'} · {r.seconds:.1f} s")
     status = "fixed" if result.final_code is not None else "not_fixed"
     return TargetRepair(target, tuple(sorted(tests)), status, result.stop_reason, result.attempts,
-                        result.changed_lines, time.monotonic() - start, source, result.final_code)
+                        result.changed_lines, time.monotonic() - start, source, result.final_code,
+                        result.searches)
 
 
 def _still_failing(run: TestRun, failing: frozenset[str], flaky: Sequence[str], only_logged: bool) -> frozenset[str]:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from bot.agent.types import Attempt
+from bot.agent.types import Attempt, SearchRound
 from bot.failures import Failure
 
 from .types import CodeTarget, FixStatus, TestRun
@@ -47,6 +47,7 @@ class TargetRepair:
     wall_s: float
     original: str = ""  # the function before (dedented)
     fixed: str | None = None  # the function after, when fixed
+    searches: tuple[SearchRound, ...] = ()  # mutation searches around the function and the model's candidates
 
 
 @dataclass(frozen=True)
@@ -121,6 +122,13 @@ def to_markdown(result: FixResult) -> str:
             for a in repair.attempts:
                 lines.append(f"| `{repair.target.path}::{repair.target.qualname}` | {a.iteration} | {a.node} | "
                              f"{a.outcome} | {a.prompt_tokens}+{a.completion_tokens} | {a.latency_s:.1f} |")
+        lines.append("")
+    rounds = [(repair, r) for repair in result.repairs for r in repair.searches]
+    if rounds:
+        lines += ["## Mutation search", "", "| target | around | mutants | passed the tests | found | seconds |",
+                  "|---|---|---|---|---|---|"]
+        lines += [f"| `{repair.target.path}::{repair.target.qualname}` | {r.base} | {r.candidates} | {r.survivors} | "
+                  f"{r.edit or '-'} | {r.seconds:.1f} |" for repair, r in rounds]
         lines.append("")
     if result.runs:
         lines += ["## Test runs", "", "| purpose | passed | failed | seconds |", "|---|---|---|---|"]

@@ -1,0 +1,278 @@
+"""One-edit mutants of a function: the bugs a small model leaves (or a human makes) are often one token away.
+
+Every mutant is the function's own text with one span replaced, so that untouched characters (docstring,
+comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried:
+comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; swapped calls from small
+families (min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`;
+another variable of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure
+names first and caps the list.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Callable, Iterator
+
+from .code import code_hash, find_function
+
+Edit = tuple[int, int, str]  # start, end (character offsets in the function's text), replacement
+
+
+@dataclass(frozen=True)
+class Mutant:
+    source: str  # the whole function with one edit applied
+    operator: str  # which family of edit, e.g. "compare", "constant"
+    line: int  # 1-based line of the function where the edit starts
+    description: str  # for people: "line 4: `<` -> `<=`"
+
+
+COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+           ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+COMPARE_SWAPS = {"<": ["<=", ">", ">=", "!=", "=="], "<=": ["<", ">=", ">", "=="], ">": [">=", "<", "<=", "!=", "=="],
+                 ">=": [">", "<=", "<", "=="], "==": ["!=", "<=", ">=", "<", ">"], "!=": ["==", "<", ">"],
+                 "is": ["is not"], "is not": ["is"], "in": ["not in"], "not in": ["in"]}
+BINOP = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+         ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+BINOP_SWAPS = {"+": ["-", "*"], "-": ["+"], "*": ["/", "//", "+", "**"], "/": ["//", "*"], "//": ["/", "%", "*"],
+               "%": ["//"], "**": ["*"], "&": ["|", "^"], "|": ["&", "^"], "^": ["|", "&"], "<<": [">>"],
+               ">>": ["<<"]}
+NON_COMMUTATIVE = {ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow}
+CALL_FAMILIES = [("min", "max"), ("any", "all"), ("sorted", "reversed"), ("append", "extend"), ("lower", "upper"),
+                 ("islower", "isupper"), ("startswith", "endswith"), ("floor", "ceil"), ("int", "round"),
+                 ("isdigit", "isalpha"), ("find", "rfind"), ("index", "rindex"), ("strip", "lstrip", "rstrip"),
+                 ("sum", "len"), ("keys", "values", "items"), ("remove", "pop")]
+SWAP_CALL = {name: [other for other in family if other != name] for family in CALL_FAMILIES for name in family}
+WRAPPERS = ("abs", "int", "float", "str", "list", "sorted", "reversed", "set", "len", "round", "max", "min")
+
+
+class _Text:
+    """The function's text with ast positions (1-based lines, UTF-8 byte columns) turned into offsets."""
+
+    def __init__(self, source: str):
+        self.source = source
+        self.lines = source.splitlines(True)
+        self.starts = [0]
+        for line in self.lines:
+            self.starts.append(self.starts[-1] + len(line))
+
+    def offset(self, lineno: int, col: int) -> int:
+        line = self.lines[lineno - 1]
+        return self.starts[lineno - 1] + len(line.encode("utf-8")[:col].decode("utf-8", "replace"))
+
+    def span(self, node: ast.AST) -> tuple[int, int]:
+        return (self.offset(node.lineno, node.col_offset),  # type: ignore[attr-defined]
+                self.offset(node.end_lineno, node.end_col_offset))  # type: ignore[attr-defined]
+
+    def segment(self, node: ast.AST) -> str:
+        start, end = self.span(node)
+        return self.source[start:end]
+
+    def line_of(self, offset: int) -> int:
+        return next(i for i in range(len(self.lines)) if self.starts[i + 1] > offset) + 1
+
+    def between(self, left: ast.AST, right: ast.AST, token: str) -> tuple[int, int] | None:
+        """Where the operator `token` sits between two operands (parentheses and spaces around it skipped)."""
+        start, end = self.span(left)[1], self.span(right)[0]
+        pattern = r"\s+".join(re.escape(word) for word in token.split())
+        boundary = r"(?<![\w<>=!*/])" if token[0].isalpha() or token[0] in "<>=!*/" else ""
+        after = r"(?![\w=])" if token[-1].isalpha() else r"(?![=<>*/])"
+        match = re.search(boundary + pattern + after, self.source[start:end])
+        return (start + match.start(), start + match.end()) if match else None
+
+
+def _paren(text: str) -> str:
+    return text if re.fullmatch(r"[\w.]+(\(.*\)|\[.*\])?", text, re.S) else f"({text})"
+
+
+def _scope_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    """Parameters and names the function binds, in order of first appearance."""
+    a = func.args
+    names = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+    names += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.append(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not func:
+            names += [x.arg for x in node.args.args]
+    return list(dict.fromkeys(names))
+
+
+def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, Edit]]:
+    docstring = ast.get_docstring(func, clean=False) is not None
+    body = func.body[1:] if docstring else func.body
+    variables = _scope_names(func)
+    in_fstring = {id(m) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.JoinedStr)
+                  for m in ast.walk(n) if m is not n}  # positions inside f-strings are not reliable
+    nodes = [n for stmt in body for n in ast.walk(stmt) if id(n) not in in_fstring]
+    seg = text.segment
+
+    for n in nodes:  # comparison operators
+        if isinstance(n, ast.Compare):
+            operands = [n.left, *n.comparators]
+            for i, op in enumerate(n.ops):
+                where = text.between(operands[i], operands[i + 1], COMPARE[type(op)])
+                if where:
+                    for new in COMPARE_SWAPS[COMPARE[type(op)]]:
+                        yield "compare", (*where, new)
+    for n in nodes:  # arithmetic operators, in expressions and augmented assignments
+        if isinstance(n, ast.BinOp) and type(n.op) in BINOP:
+            where = text.between(n.left, n.right, BINOP[type(n.op)])
+            if where:
+                for new in BINOP_SWAPS[BINOP[type(n.op)]]:
+                    yield "arithmetic", (*where, new)
+        elif isinstance(n, ast.AugAssign) and type(n.op) in BINOP:
+            where = text.between(n.target, n.value, BINOP[type(n.op)] + "=")
+            if where:
+                for new in BINOP_SWAPS[BINOP[type(n.op)]]:
+                    yield "arithmetic", (*where, new + "=")
+    for n in nodes:  # and/or
+        if isinstance(n, ast.BoolOp):
+            old, new = ("and", "or") if isinstance(n.op, ast.And) else ("or", "and")
+            for left, right in zip(n.values, n.values[1:]):
+                where = text.between(left, right, old)
+                if where:
+                    yield "boolean", (*where, new)
+    for n in nodes:  # dropped operands: the excess-logic bugs
+        if isinstance(n, ast.BinOp):
+            start, end = text.span(n)
+            yield "drop-operand", (start, end, _paren(seg(n.left)))
+            yield "drop-operand", (start, end, _paren(seg(n.right)))
+        elif isinstance(n, ast.BoolOp):
+            start, end = text.span(n)
+            for i in range(len(n.values)):
+                rest = [seg(v) for j, v in enumerate(n.values) if j != i]
+                joined = f" {'and' if isinstance(n.op, ast.And) else 'or'} ".join(rest)
+                yield "drop-operand", (start, end, joined if len(rest) == 1 else f"({joined})")
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Not, ast.USub, ast.Invert)):
+            yield "drop-operand", (*text.span(n), _paren(seg(n.operand)))
+    for n in nodes:  # constants
+        if isinstance(n, ast.Constant) and type(n.value) in (int, float, bool):
+            start, end = text.span(n)
+            if isinstance(n.value, bool):
+                yield "constant", (start, end, str(not n.value))
+            elif isinstance(n.value, int):
+                for new in dict.fromkeys([n.value + 1, n.value - 1, 0, 1]):
+                    if new != n.value and new >= 0:
+                        yield "constant", (start, end, str(new))
+            else:
+                yield "constant", (start, end, repr(n.value + 1))
+                yield "constant", (start, end, repr(n.value - 1))
+    for n in nodes:  # calls from the same family
+        if isinstance(n, ast.Call):
+            name_node = n.func
+            name = name_node.id if isinstance(name_node, ast.Name) else (
+                name_node.attr if isinstance(name_node, ast.Attribute) else None)
+            if name in SWAP_CALL:
+                start, end = text.span(name_node)
+                if isinstance(name_node, ast.Attribute):
+                    start = end - len(name)
+                for other in SWAP_CALL[name]:
+                    yield "call", (start, end, other)
+            if isinstance(name_node, ast.Name) and name in WRAPPERS and len(n.args) == 1 and not n.keywords:
+                yield "unwrap", (*text.span(n), _paren(seg(n.args[0])))
+    for n in nodes:  # bounds: range arguments, slice bounds, indices
+        bounds: list[ast.AST] = []
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range":
+            bounds = list(n.args[:2])
+        elif isinstance(n, ast.Slice):
+            bounds = [b for b in (n.lower, n.upper) if b is not None]
+        elif isinstance(n, ast.Subscript) and not isinstance(n.slice, (ast.Slice, ast.Tuple)):
+            bounds = [n.slice]
+        for b in bounds:
+            if not isinstance(b, ast.Constant):
+                start, end = text.span(b)
+                for delta in (" + 1", " - 1"):
+                    yield "bound", (start, end, _paren(seg(b)) + delta)
+    for n in nodes:  # negated conditions and inserted not / - / abs
+        test = n.test if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) else None
+        if test is not None and not isinstance(test, ast.Compare):
+            yield "negate", (*text.span(test), f"not {_paren(seg(test))}")
+        if isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, (ast.Constant, ast.Tuple)):
+            start, end = text.span(n.value)
+            yield "insert", (start, end, f"not {_paren(seg(n.value))}")
+            yield "insert", (start, end, f"-{_paren(seg(n.value))}")
+            yield "insert", (start, end, f"abs({seg(n.value)})")
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub):
+            yield "insert", (*text.span(n), f"abs({seg(n)})")
+    for n in nodes:  # another variable of the same scope
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in variables:
+            for other in variables:
+                if other != n.id:
+                    yield "variable", (*text.span(n), other)
+    for n in nodes:  # swapped operands and arguments
+        if isinstance(n, ast.BinOp) and type(n.op) in NON_COMMUTATIVE:
+            where = text.between(n.left, n.right, BINOP[type(n.op)])
+            if where:
+                start, end = text.span(n)
+                yield "swap", (start, end, f"{_paren(seg(n.right))} {BINOP[type(n.op)]} {_paren(seg(n.left))}")
+        elif isinstance(n, ast.Call) and len(n.args) == 2 and not any(isinstance(a, ast.Starred) for a in n.args):
+            a, b = n.args
+            start, end = text.span(a)[0], text.span(b)[1]
+            yield "swap", (start, end, f"{seg(b)}, {seg(a)}")
+    for block in _blocks(func, body):  # deleted statements (the only one of its block becomes `pass`)
+        for stmt in block:
+            start, end = text.span(stmt)
+            line_start, line_end = text.starts[stmt.lineno - 1], text.starts[stmt.end_lineno]  # type: ignore[index]
+            after = text.source[end:line_end].strip()
+            whole_lines = not text.source[line_start:start].strip() and (not after or after.startswith("#"))
+            if len(block) > 1 and whole_lines:
+                yield "delete", (line_start, line_end, "")
+            else:
+                yield "delete", (start, end, "pass")
+
+
+def _blocks(func: ast.AST, body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    yield body
+    for stmt in body:
+        for n in ast.walk(stmt):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(n, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    yield block
+
+
+def _apply(source: str, edit: Edit) -> str:
+    start, end, new = edit
+    return source[:start] + new + source[end:]
+
+
+def mutants(function_source: str, name: str) -> list[Mutant]:
+    """Every distinct one-edit mutant that parses, keeps the function's name, and differs from the original."""
+    try:
+        tree = ast.parse(function_source)
+    except SyntaxError:
+        return []
+    func = find_function(tree, name)
+    if func is None:
+        return []
+    text = _Text(function_source)
+    seen = {code_hash(function_source)}
+    found = []
+    for operator, edit in _edits(text, func):
+        candidate = _apply(function_source, edit)
+        try:
+            ast.parse(candidate)
+            key = code_hash(candidate)
+        except SyntaxError:
+            continue
+        if key in seen:
+            continue
+        seen.add(key)
+        line = text.line_of(edit[0])
+        old = function_source[edit[0]:edit[1]]
+        found.append(Mutant(candidate, operator, line, f"line {line}: `{_short(old)}` -> `{_short(edit[2])}`"))
+    return found
+
+
+def _short(text: str, limit: int = 40) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def rank(found: list[Mutant], hot_lines: set[int] = frozenset(), cap: int = 400,  # type: ignore[assignment]
+         key: Callable[[Mutant], object] | None = None) -> list[Mutant]:
+    """Lines the failure names first, then the operators' own order (cheapest and likeliest first); capped."""
+    order = {m.operator: i for i, m in reversed(list(enumerate(found)))}
+    ordered = sorted(found, key=key or (lambda m: (m.line not in hot_lines, order[m.operator])))
+    return ordered[:cap]

@@ -1,0 +1,80 @@
+"""Repair search around what the agent has: one-edit mutants of a base (the buggy function, or the model's latest
+failing candidate), tested in batches, the passing one with the fewest changed lines kept.
+
+With a fast `Screen` (many candidates per sandbox job), up to `mutants` candidates are screened and the survivors
+confirmed with the real harness; without one (a repository's pytest run per candidate), only the first
+`slow_mutants` are tried.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Protocol, Sequence
+
+from .code import changed_lines, code_hash
+from .mutate import Mutant, mutants, rank
+from .types import Harness, SearchRound, TestOutcome
+
+
+class Screen(Protocol):
+    """A cheap first pass: most candidates fail it, and only survivors pay for the real tests."""
+
+    def screen(self, function_sources: Sequence[str], timeout_s: float | None = None) -> list[TestOutcome]: ...
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    mutants: int = 400  # per base, with a fast screen
+    slow_mutants: int = 24  # per base, when each candidate is a full test run
+    confirm: int = 6  # screened survivors confirmed with the real harness (fewest changed lines first)
+    slow_retries: int = 16  # candidates that timed out in the screen, screened again with `slow_timeout_s`
+    slow_timeout_s: float = 2.0  # when nothing else passed: slow but right is still right
+
+
+def hot_lines(function_source: str, feedback: str) -> set[int]:
+    """Lines of the function that the failure's traceback shows (pytest prints the code line of each frame)."""
+    shown = {line.strip().lstrip(">").strip() for line in feedback.splitlines()}
+    return {i for i, line in enumerate(function_source.splitlines(), 1)
+            if len(line.strip()) > 3 and line.strip() in shown}
+
+
+def _check_many(harness: Harness, sources: Sequence[str]) -> list[TestOutcome]:
+    many = getattr(harness, "check_many", None)
+    return list(many(sources)) if many else [harness.check(s) for s in sources]
+
+
+def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcome], harness: Harness,
+              options: SearchOptions) -> tuple[list[Mutant], list[Mutant], list[Mutant]]:
+    """Survivors of the screen, the few confirmed by the real harness (fewest changed lines first), and those
+    that were run through it."""
+    survivors = [m for m, o in zip(ranked, outcomes) if o.passed]
+    survivors.sort(key=lambda m: changed_lines(original, m.source))  # stable: rank order among equals
+    to_confirm = survivors[:options.confirm]
+    confirmed = [m for m, o in zip(to_confirm, _check_many(harness, [m.source for m in to_confirm])) if o.passed]
+    return survivors, confirmed, to_confirm
+
+
+def search(original: str, base: str, name: str, feedback: str, harness: Harness, screen: Screen | None,
+           options: SearchOptions, label: str, exclude: frozenset[str] = frozenset()) -> tuple[str | None, SearchRound]:
+    """The passing mutant of `base` with the fewest lines changed from `original`, or None. `exclude`: hashes
+    of code already tested (the original among them)."""
+    started = time.monotonic()
+    cap = options.mutants if screen is not None else options.slow_mutants
+    fresh = [m for m in mutants(base, name) if code_hash(m.source) not in exclude]
+    ranked = rank(fresh, hot_lines(base, feedback), cap)
+    sources = [m.source for m in ranked]
+    if screen is not None:
+        outcomes = screen.screen(sources)
+        survivors, confirmed, to_confirm = _screened(original, ranked, outcomes, harness, options)
+        if not confirmed:
+            slow = [m for m, o in zip(ranked, outcomes) if o.timed_out][:options.slow_retries]
+            again = screen.screen([m.source for m in slow], options.slow_timeout_s) if slow else []
+            late, confirmed, more = _screened(original, slow, again, harness, options)
+            survivors, to_confirm = survivors + late, to_confirm + more
+    else:
+        survivors = [m for m, o in zip(ranked, _check_many(harness, sources)) if o.passed]
+        to_confirm = confirmed = survivors
+    best: Mutant | None = min(confirmed, key=lambda m: changed_lines(original, m.source), default=None)
+    record = SearchRound(label, len(ranked), len(survivors), len(to_confirm), best is not None,
+                         best.description if best else "", round(time.monotonic() - started, 3))
+    return (best.source if best else None), record

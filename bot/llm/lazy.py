@@ -1,0 +1,32 @@
+"""A model opened at its first call: a run that never needs it (a green suite, a search-only eval) never loads
+a 1 GB model."""
+from __future__ import annotations
+
+import threading
+from typing import Callable, Sequence
+
+from .spec import open_llm
+from .types import LLM, Completion, Message
+
+
+class LazyModel:
+    def __init__(self, spec: str, *, api_base: str | None = None, api_key: str | None = None,
+                 say: Callable[[str], None] = lambda message: None) -> None:
+        self._open = lambda: open_llm(spec, api_base=api_base or None, api_key=api_key or None)
+        self._say = say
+        self._llm: LLM | None = None
+        self._lock = threading.Lock()
+        self.name = spec
+
+    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
+                 seed: int | None = None) -> Completion:
+        with self._lock:
+            if self._llm is None:
+                self._say(f"  loading {self.name}...")
+                self._llm = self._open()
+        return self._llm.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    def close(self) -> None:
+        close = getattr(self._llm, "close", None)
+        if close:
+            close()

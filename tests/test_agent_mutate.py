@@ -1,0 +1,114 @@
+"""One-edit mutants: every operator family, faithful text, ranking, and coverage of HumanEvalFix's bugs."""
+from __future__ import annotations
+
+import ast
+import json
+
+import pytest
+
+from bot.agent.code import changed_lines, code_hash, function_source
+from bot.agent.mutate import mutants, rank
+
+FUNC = '''def f(xs, n):
+    """Docstring: 1 < 2 and x + 1."""
+    # a comment, kept
+    total = 0
+    for i in range(n):
+        if xs[i] < 3 and i > 0:
+            total += xs[i] * 2
+    return max(total, n - 1)
+'''
+
+
+def edits(source: str = FUNC, name: str = "f") -> dict[str, list[str]]:
+    by_op: dict[str, list[str]] = {}
+    for m in mutants(source, name):
+        by_op.setdefault(m.operator, []).append(m.description)
+    return by_op
+
+
+def applied(source: str, old: str, new: str) -> str:
+    assert source.count(old) == 1, old
+    return source.replace(old, new)
+
+
+@pytest.mark.parametrize("old,new,operator", [
+    ("xs[i] < 3", "xs[i] <= 3", "compare"),
+    ("i > 0", "i >= 0", "compare"),
+    ("total += xs", "total -= xs", "arithmetic"),
+    ("xs[i] * 2", "xs[i] // 2", "arithmetic"),
+    ("n - 1)", "n + 1)", "arithmetic"),
+    ("< 3 and i", "< 3 or i", "boolean"),
+    ("if xs[i] < 3 and i > 0:", "if xs[i] < 3:", "drop-operand"),
+    ("xs[i] * 2", "xs[i]", "drop-operand"),
+    ("total = 0", "total = 1", "constant"),
+    ("< 3 and", "< 4 and", "constant"),
+    ("return max(", "return min(", "call"),
+    ("range(n)", "range(n + 1)", "bound"),
+    ("if xs[i] < 3", "if xs[i - 1] < 3", "bound"),
+    ("return max(total, n - 1)", "return abs(max(total, n - 1))", "insert"),
+    ("return max(total, n - 1)", "return max(total, abs(n - 1))", "insert"),
+    ("range(n)", "range(total)", "variable"),
+    ("max(total, n - 1)", "max(n - 1, total)", "swap"),
+])
+def test_each_family_yields_the_one_edit_and_nothing_else_moves(old, new, operator):
+    expected = applied(FUNC, old, new)
+    found = {m.source: m for m in mutants(FUNC, "f")}
+    assert expected in found, f"{operator}: {old!r} -> {new!r} not among the mutants"
+    assert found[expected].operator == operator
+    assert changed_lines(FUNC, expected) == 1
+
+
+def test_a_deleted_statement_takes_its_line_or_leaves_pass_in_a_lone_block():
+    found = {m.source for m in mutants(FUNC, "f")}
+    assert applied(FUNC, "    total = 0\n", "") in found
+    assert applied(FUNC, "            total += xs[i] * 2", "            pass") in found  # the if's only statement
+
+
+def test_docstring_comments_and_signature_are_never_mutated():
+    for m in mutants(FUNC, "f"):
+        assert '"""Docstring: 1 < 2 and x + 1."""' in m.source and "# a comment, kept" in m.source
+        assert m.source.startswith("def f(xs, n):\n")
+        ast.parse(m.source)
+
+
+def test_mutants_are_distinct_and_never_the_original():
+    found = mutants(FUNC, "f")
+    hashes = [code_hash(m.source) for m in found]
+    assert len(hashes) == len(set(hashes)) and code_hash(FUNC) not in hashes
+    assert 50 < len(found) < 400
+
+
+def test_operators_in_strings_fstrings_and_unicode_columns_are_left_alone():
+    source = 'def g(s):\n    t = "a < b"  # é < ü\n    return f"{s}-{t}" if len("ü" + s) > 1 else s\n'
+    for m in mutants(source, "g"):
+        if m.operator != "delete":
+            assert '"a < b"' in m.source and "# é < ü" in m.source
+    assert applied(source, "> 1", ">= 1") in {m.source for m in mutants(source, "g")}
+
+
+def test_a_function_that_does_not_parse_has_no_mutants():
+    assert mutants("def f(:\n    return 1\n", "f") == []
+    assert mutants(FUNC, "missing") == []
+
+
+def test_rank_puts_the_lines_the_failure_names_first_and_caps():
+    found = mutants(FUNC, "f")
+    ranked = rank(found, hot_lines={8}, cap=10)
+    assert len(ranked) == 10 and all(m.line == 8 for m in ranked)
+    assert [m.operator for m in rank(found, cap=3)] == ["compare"] * 3  # operator order without hints
+
+
+@pytest.fixture(scope="module")
+def tasks(shared_data):
+    return [json.loads(line) for line in (shared_data / "humanevalpack-python.jsonl").read_text().splitlines()]
+
+
+def test_humanevalfix_canonical_fixes_among_the_one_edit_mutants(tasks):
+    """How many of the 164 bugs one edit can undo (an upper bound for the search without the model)."""
+    covered = 0
+    for t in tasks:
+        buggy = function_source(t["prompt"] + t["buggy_solution"], t["entry_point"])
+        canonical = code_hash(function_source(t["prompt"] + t["canonical_solution"], t["entry_point"]))
+        covered += canonical in {code_hash(m.source) for m in mutants(buggy, t["entry_point"])}
+    assert covered >= 60, covered

@@ -1,0 +1,141 @@
+"""The mutation search: in the graph (scripted model, in-process tests), alone, and its screen in the sandbox."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from bot.agent import AgentContext, Failure, Target, TestOutcome, repair
+from bot.agent.search import SearchOptions, hot_lines, search
+from bot.llm import ScriptedLLM
+
+BUGGY = '''def add(a, b):
+    """Return twice a, plus b."""
+    return a - b
+'''
+
+
+class CaseHarness:
+    """add(a, b) must equal `want(a, b)` on a few cases; runs in-process, counts what it was asked."""
+
+    def __init__(self, want) -> None:  # type: ignore[no-untyped-def]
+        self.want = want
+        self.checked: list[str] = []
+
+    def check(self, function_source: str) -> TestOutcome:
+        self.checked.append(function_source)
+        scope: dict = {}
+        exec(function_source, scope)
+        for args in ((2, 3), (1, 1), (5, 0)):
+            want = self.want(*args)
+            try:
+                got = scope["add"](*args)
+            except Exception as exc:  # a mutant may well crash
+                return TestOutcome(False, f"E   {exc!r}")
+            if got != want:
+                return TestOutcome(False, f"    assert add{args} == {want}\nE   assert {got} == {want}")
+        return TestOutcome(True, "")
+
+
+class CountingScreen:
+    """The screen with the same verdicts as the harness, counting calls (the sandbox one is tested below)."""
+
+    def __init__(self, harness: CaseHarness) -> None:
+        self.harness, self.batches = harness, []  # type: ignore[var-annotated]
+
+    def screen(self, sources, timeout_s=None):  # type: ignore[no-untyped-def]
+        self.batches.append(len(sources))
+        return [CaseHarness(self.harness.want).check(s) for s in sources]
+
+
+def run(want, answers, screen=True):  # type: ignore[no-untyped-def]
+    llm, harness = ScriptedLLM(answers), CaseHarness(want)
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), failure=Failure("assert add(2, 3)"),
+                       search=SearchOptions(), screen=CountingScreen(harness) if screen else None)
+    return repair(ctx), llm, harness, ctx.screen
+
+
+def test_a_one_edit_bug_is_fixed_before_any_model_call():
+    result, llm, harness, screen = run(lambda a, b: a + b, [])
+    assert result.status == "fixed" and result.fixed_by == "search" and llm.calls == []
+    assert result.final_code == BUGGY.replace("a - b", "a + b") and result.changed_lines == 1
+    [round_] = result.searches
+    assert round_.base == "the original (buggy) function" and round_.fixed and "`-` -> `+`" in round_.edit
+    assert screen.batches == [round_.candidates] and 1 <= round_.confirmed <= SearchOptions.confirm
+
+
+def test_the_models_failing_candidate_is_searched_after_its_test():
+    # 2a + b is two edits from `a - b` but one from the model's `a * 2 - b`
+    result, llm, _, _ = run(lambda a, b: 2 * a + b, ["```python\ndef add(a, b):\n    return a * 2 - b\n```"])
+    assert result.status == "fixed" and result.fixed_by == "search" and len(llm.calls) == 1
+    assert [(s.base, s.fixed) for s in result.searches] == [("the original (buggy) function", False),
+                                                             ("attempt 1", True)]
+    assert "return a * 2 + b" in result.final_code and '"""Return twice a, plus b."""' in result.final_code
+
+
+def test_a_failed_search_hands_over_to_the_model_and_the_model_still_fixes():
+    fixed = "```python\ndef add(a, b):\n    return a * 2 + b\n```"
+    result, llm, _, _ = run(lambda a, b: 2 * a + b, [fixed])
+    assert result.fixed_by == "model" and [a.outcome for a in result.attempts] == ["passed"]
+    assert [s.fixed for s in result.searches] == [False]
+
+
+def test_without_a_screen_only_the_first_slow_mutants_run_through_the_harness():
+    base = "def add(a, b):\n    x = a * 2 - b\n    y = x - 1 if x > 3 else x + 4\n    return max(x, y) - b * 2\n"
+    harness = CaseHarness(lambda a, b: 7 * a * b)
+    found, record = search(base, base, "add", "", harness, None, SearchOptions(), "original")
+    assert found is None and record.candidates == SearchOptions.slow_mutants
+    assert len(harness.checked) == SearchOptions.slow_mutants
+
+
+def test_the_fix_with_fewest_changed_lines_wins():
+    base = "def add(a, b):\n    x = a - b\n    return x\n"
+    harness = CaseHarness(lambda a, b: a + b)
+    found, record = search(base, base, "add", "", harness, CountingScreen(harness), SearchOptions(), "original")
+    assert found == "def add(a, b):\n    x = a + b\n    return x\n" and record.fixed
+
+
+def test_hot_lines_are_the_function_lines_the_traceback_shows():
+    feedback = "solution.py:3: in add\n    return a - b\nE   TypeError: unsupported operand"
+    assert hot_lines(BUGGY, feedback) == {3}
+    assert hot_lines(BUGGY, "") == set()
+
+
+def test_the_sandbox_screen_agrees_with_the_dataset_on_every_task(docker_sandbox, shared_data):
+    """Every canonical solution passes the screen and every buggy one fails it: the fast path is a faithful
+    filter (at the search's second-chance timeout: the slowest canonical solution takes ~0.2 s, past the
+    first pass's 0.1 s)."""
+    from bot.agent.code import function_source
+    from eval.harness import humaneval_screen
+
+    tasks = [json.loads(line) for line in (shared_data / "humanevalpack-python.jsonl").read_text().splitlines()]
+    wrong = []
+    for t in tasks:
+        module = t["prompt"] + t["buggy_solution"]
+        screen = humaneval_screen(docker_sandbox, module, t["entry_point"], t["test"])
+        good = function_source(t["prompt"] + t["canonical_solution"], t["entry_point"])
+        bad = function_source(module, t["entry_point"])
+        ok, fails = screen.screen([good, bad], SearchOptions.slow_timeout_s)
+        if not ok.passed or fails.passed:
+            wrong.append((t["task_id"], ok.feedback, fails.passed))
+    assert wrong == []
+
+
+def test_the_screen_survives_loops_crashes_and_output(docker_sandbox):
+    from bot.screen import ScriptScreen
+
+    module = "def f(x):\n    return x\n"
+    screen = ScriptScreen(docker_sandbox, module, "f", "assert f(1) == 1\n", timeout_s=0.3)
+    cases = ["def f(x):\n    while True:\n        pass\n",
+             "def f(x):\n    import os\n    os._exit(0)\n",
+             "def f(x):\n    print('x' * 10**6)\n    return x\n",
+             "def f(x):\n    return [0] * 10**10\n",
+             "def f(x):\n    return x + 1\n",
+             "def f(x):\n    return x\n"]
+    start = time.monotonic()
+    outcomes = screen.screen(cases)
+    assert [o.passed for o in outcomes] == [False, False, True, False, False, True]
+    assert outcomes[0].timed_out and "MemoryError" in outcomes[3].feedback
+    assert "AssertionError" in outcomes[4].feedback
+    assert time.monotonic() - start < 10
