@@ -6,7 +6,7 @@ import time
 
 import pytest
 
-from bot.agent import AgentContext, Failure, Target, TestOutcome, repair
+from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, repair
 from bot.agent.search import SearchOptions, hot_lines, search
 from bot.llm import ScriptedLLM
 
@@ -19,15 +19,15 @@ BUGGY = '''def add(a, b):
 class CaseHarness:
     """add(a, b) must equal `want(a, b)` on a few cases; runs in-process, counts what it was asked."""
 
-    def __init__(self, want) -> None:  # type: ignore[no-untyped-def]
-        self.want = want
+    def __init__(self, want, cases=((2, 3), (1, 1), (5, 0))) -> None:  # type: ignore[no-untyped-def]
+        self.want, self.cases = want, cases
         self.checked: list[str] = []
 
     def check(self, function_source: str) -> TestOutcome:
         self.checked.append(function_source)
         scope: dict = {}
         exec(function_source, scope)
-        for args in ((2, 3), (1, 1), (5, 0)):
+        for args in self.cases:
             want = self.want(*args)
             try:
                 got = scope["add"](*args)
@@ -46,13 +46,13 @@ class CountingScreen:
 
     def screen(self, sources, timeout_s=None):  # type: ignore[no-untyped-def]
         self.batches.append(len(sources))
-        return [CaseHarness(self.harness.want).check(s) for s in sources]
+        return [CaseHarness(self.harness.want, self.harness.cases).check(s) for s in sources]
 
 
-def run(want, answers, screen=True):  # type: ignore[no-untyped-def]
-    llm, harness = ScriptedLLM(answers), CaseHarness(want)
+def run(want, answers, screen=True, cases=((2, 3), (1, 1), (5, 0)), **options):  # type: ignore[no-untyped-def]
+    llm, harness = ScriptedLLM(answers), CaseHarness(want, cases)
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), failure=Failure("assert add(2, 3)"),
-                       search=SearchOptions(), screen=CountingScreen(harness) if screen else None)
+                       search=SearchOptions(**options), screen=CountingScreen(harness) if screen else None)
     return repair(ctx), llm, harness, ctx.screen
 
 
@@ -81,11 +81,33 @@ def test_a_failed_search_hands_over_to_the_model_and_the_model_still_fixes():
     assert [s.fixed for s in result.searches] == [False]
 
 
+def test_weak_tests_that_several_mutants_pass_hand_them_to_the_model_as_hints():
+    # add(2, 0) == 2 is all the tests say: `a + b`, `a` and `abs(a - b)` all pass it
+    answer = "```python\ndef add(a, b):\n    return a + b\n```"
+    result, llm, _, _ = run(lambda a, b: a + b, [answer], cases=((2, 0),), ambiguous="ask")
+    assert result.fixed_by == "model" and len(llm.calls) == 1
+    [round_] = result.searches
+    assert not round_.fixed and round_.hinted >= 2 and round_.survivors >= 2
+    prompt = llm.calls[0][-1].content
+    assert "the tests cannot tell which is right" in prompt
+    assert "- `return a - b` -> `return a + b`\n- `return a - b` -> `return a`\n" in prompt
+
+
+def test_weak_tests_with_accept_take_the_first_and_a_zero_budget_always_accepts():
+    result, llm, _, _ = run(lambda a, b: a + b, [], cases=((2, 0),), ambiguous="accept")
+    assert result.fixed_by == "search" and llm.calls == []
+    llm, harness = ScriptedLLM([]), CaseHarness(lambda a, b: a + b, ((2, 0),))
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), failure=Failure("x"),
+                       budgets=Budgets(iterations=0), search=SearchOptions(ambiguous="ask"),
+                       screen=CountingScreen(harness))
+    assert repair(ctx).fixed_by == "search"  # nobody to ask: the search alone decides
+
+
 def test_without_a_screen_only_the_first_slow_mutants_run_through_the_harness():
     base = "def add(a, b):\n    x = a * 2 - b\n    y = x - 1 if x > 3 else x + 4\n    return max(x, y) - b * 2\n"
     harness = CaseHarness(lambda a, b: 7 * a * b)
     found, record = search(base, base, "add", "", harness, None, SearchOptions(), "original")
-    assert found is None and record.candidates == SearchOptions.slow_mutants
+    assert found == [] and record.candidates == SearchOptions.slow_mutants
     assert len(harness.checked) == SearchOptions.slow_mutants
 
 
@@ -93,7 +115,7 @@ def test_the_fix_with_fewest_changed_lines_wins():
     base = "def add(a, b):\n    x = a - b\n    return x\n"
     harness = CaseHarness(lambda a, b: a + b)
     found, record = search(base, base, "add", "", harness, CountingScreen(harness), SearchOptions(), "original")
-    assert found == "def add(a, b):\n    x = a + b\n    return x\n" and record.fixed
+    assert found[0] == "def add(a, b):\n    x = a + b\n    return x\n" and record.fixed
 
 
 def test_hot_lines_are_the_function_lines_the_traceback_shows():

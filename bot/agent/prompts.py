@@ -56,23 +56,43 @@ def _history(target: Target, attempts: list[Attempt]) -> str:
     return "Earlier attempts that also failed (do not repeat them):\n" + "\n".join(lines)
 
 
-def draft(target: Target, failure: Failure) -> list[Message]:
+def _edit(before: str, after: str) -> str:
+    """A one-line change for people and models: `old line` -> `new line`."""
+    diff = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    old = "; ".join(line[1:].strip() for line in diff if line.startswith("-"))
+    new = "; ".join(line[1:].strip() for line in diff if line.startswith("+"))
+    return f"`{old}` -> `{new}`" if new else f"delete `{old}`"
+
+
+def _hints(target: Target, hints: list[str]) -> str:
+    if not hints:
+        return ""
+    lines = [f"- {_edit(target.source, h)}" for h in hints]
+    return ("\nEach of these small changes makes the visible tests pass, but they do different things; the tests "
+            "cannot tell which is right. Pick the one that does what the docstring says, or find the real fix:\n"
+            + "\n".join(lines) + "\n")
+
+
+def draft(target: Target, failure: Failure, hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     return [Message("system", SYSTEM),
-            Message("user", f"{_task(target, failure)}\n\nThe tests fail:\n{failure.summary.strip()}\n\n"
-                            f"Reply with the corrected function `{target.name}`.")]
+            Message("user", f"{_task(target, failure)}\n\nThe tests fail:\n{failure.summary.strip()}\n"
+                            f"{_hints(target, list(hints))}\nReply with the corrected function `{target.name}`.")]
 
 
-def _follow_up(target: Target, failure: Failure, situation: str, attempts: list[Attempt], ask: str) -> list[Message]:
+def _follow_up(target: Target, failure: Failure, situation: str, attempts: list[Attempt], ask: str,
+               hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     """A revision request: the task (a stable prefix), what just happened, earlier attempts, what to do."""
     history = _history(target, attempts)
     return [Message("system", SYSTEM),
             Message("user", f"{_task(target, failure)}\n\n{situation.strip()}\n" + (f"\n{history}\n" if history else "")
-                    + f"\n{ask} Reply with the corrected function `{target.name}`.")]
+                    + _hints(target, list(hints)) + f"\n{ask} Reply with the corrected function `{target.name}`.")]
 
 
-def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
+def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt],
+            hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     situation = f"This attempt still fails:\n{_fence(split_docstring(current)[0])}\n{feedback.strip()}"
-    return _follow_up(target, failure, situation, attempts, "Find the real bug.")
+    return _follow_up(target, failure, situation, attempts, "Find the real bug.", hints)
 
 
 def repeat(target: Target, failure: Failure, same_as: str, feedback: str, attempts: list[Attempt]) -> list[Message]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Protocol, Sequence
+from typing import Literal, Protocol, Sequence
 
 from .code import changed_lines, code_hash
 from .mutate import Mutant, mutants, rank
@@ -29,6 +29,10 @@ class SearchOptions:
     confirm: int = 6  # screened survivors confirmed with the real harness (fewest changed lines first)
     slow_retries: int = 16  # candidates that timed out in the screen, screened again with `slow_timeout_s`
     slow_timeout_s: float = 2.0  # when nothing else passed: slow but right is still right
+    # Several different mutants passing weak tests (a docstring's two examples) is a sign that the tests do not
+    # pin the bug down: "ask" hands them to the model as hints (it reads the docstring) instead of taking the
+    # first; "accept" takes the first (real tests, or the whole suite, verify it afterwards).
+    ambiguous: Literal["accept", "ask"] = "accept"
 
 
 def hot_lines(function_source: str, feedback: str) -> set[int]:
@@ -55,9 +59,10 @@ def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcom
 
 
 def search(original: str, base: str, name: str, feedback: str, harness: Harness, screen: Screen | None,
-           options: SearchOptions, label: str, exclude: frozenset[str] = frozenset()) -> tuple[str | None, SearchRound]:
-    """The passing mutant of `base` with the fewest lines changed from `original`, or None. `exclude`: hashes
-    of code already tested (the original among them)."""
+           options: SearchOptions, label: str, exclude: frozenset[str] = frozenset()
+           ) -> tuple[list[str], SearchRound]:
+    """Passing mutants of `base`, fewest lines changed from `original` first (empty: none passed). `exclude`:
+    hashes of code already tested (the original among them)."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
     fresh = [m for m in mutants(base, name) if code_hash(m.source) not in exclude]
@@ -74,7 +79,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     else:
         survivors = [m for m, o in zip(ranked, _check_many(harness, sources)) if o.passed]
         to_confirm = confirmed = survivors
-    best: Mutant | None = min(confirmed, key=lambda m: changed_lines(original, m.source), default=None)
-    record = SearchRound(label, len(ranked), len(survivors), len(to_confirm), best is not None,
-                         best.description if best else "", round(time.monotonic() - started, 3))
-    return (best.source if best else None), record
+    confirmed.sort(key=lambda m: changed_lines(original, m.source))
+    record = SearchRound(label, len(ranked), len(survivors), len(to_confirm), bool(confirmed),
+                         confirmed[0].description if confirmed else "", round(time.monotonic() - started, 3))
+    return [m.source for m in confirmed], record

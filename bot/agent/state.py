@@ -34,5 +34,6 @@ class AgentState(TypedDict, total=False):
     seen: dict[str, str]  # normalised-AST hash -> which code it was ("the original function", "attempt 2")
     attempts: Annotated[list[Attempt], operator.add]
     searches: Annotated[list[SearchRound], operator.add]
+    hints: list[str]  # the latest search's passing mutants, when the tests could not choose between them
     final: str | None
     stop: StopReason | None

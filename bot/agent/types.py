@@ -75,9 +75,10 @@ class SearchRound:
     candidates: int  # mutants tested (screened or run)
     survivors: int  # that passed the screen (or the tests, without a screen)
     confirmed: int  # survivors run through the real harness
-    fixed: bool
+    fixed: bool  # a passing mutant was taken as the fix
     edit: str  # the winning edit, for people: "line 4: `<` -> `<=`"
     seconds: float
+    hinted: int = 0  # passing mutants shown to the model instead (ambiguous under weak tests)
 
 
 @dataclass(frozen=True)

@@ -43,7 +43,9 @@ def cmd_eval(args: argparse.Namespace) -> int:
     out = args.out or out_dir_default(args.model, args.protocol, args.iterations)
     if args.search_mutants < 1:
         raise UserError("--search-mutants must be at least 1")
-    search = SearchOptions(mutants=args.search_mutants) if args.search else None
+    # two docstring examples rarely pin a bug down: there, several passing mutants go to the model as hints
+    search = SearchOptions(mutants=args.search_mutants, ambiguous="ask" if args.protocol == "examples" else "accept") \
+        if args.search else None
     run = {"model": args.model if args.iterations else "none", "protocol": args.protocol, "iterations": args.iterations,
            "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
            "search": asdict(search) if search else None}
