@@ -12,7 +12,7 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator
+from typing import Iterator
 
 from .code import code_hash, find_function
 
@@ -270,9 +270,8 @@ def _short(text: str, limit: int = 40) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def rank(found: list[Mutant], hot_lines: set[int] = frozenset(), cap: int = 400,  # type: ignore[assignment]
-         key: Callable[[Mutant], object] | None = None) -> list[Mutant]:
+def rank(found: list[Mutant], hot_lines: set[int] = frozenset(), cap: int = 400) -> list[Mutant]:  # type: ignore[assignment]
     """Lines the failure names first, then the operators' own order (cheapest and likeliest first); capped."""
     order = {m.operator: i for i, m in reversed(list(enumerate(found)))}
-    ordered = sorted(found, key=key or (lambda m: (m.line not in hot_lines, order[m.operator])))
+    ordered = sorted(found, key=lambda m: (m.line not in hot_lines, order[m.operator]))
     return ordered[:cap]
