@@ -8,9 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
-from typing import Sequence
-
-from .types import Harness, TestOutcome
+from .types import Harness, check_many
 
 MAX_ROUNDS = 4
 
@@ -35,11 +33,6 @@ def _reverts(original: str, fixed: str) -> list[str]:
     return variants
 
 
-def _check_many(harness: Harness, sources: Sequence[str]) -> list[TestOutcome]:
-    many = getattr(harness, "check_many", None)
-    return list(many(sources)) if many else [harness.check(s) for s in sources]
-
-
 def minimize(original: str, fixed: str, harness: Harness, *, rounds: int = MAX_ROUNDS) -> str:
     """The smallest variant of `fixed` found by putting hunks back that still passes (`fixed` itself if none)."""
     best = fixed
@@ -47,7 +40,7 @@ def minimize(original: str, fixed: str, harness: Harness, *, rounds: int = MAX_R
         variants = [v for v in _reverts(original, best) if v != original]  # the original is known to fail
         if not variants:
             return best
-        passing = [v for v, outcome in zip(variants, _check_many(harness, variants)) if outcome.passed]
+        passing = [v for v, outcome in zip(variants, check_many(harness, variants)) if outcome.passed]
         if not passing:
             return best
         best = min(passing, key=lambda v: len(_hunks(original.splitlines(True), v.splitlines(True))))

@@ -210,7 +210,7 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterato
             a, b = n.args
             start, end = text.span(a)[0], text.span(b)[1]
             yield "swap", (start, end, f"{seg(b)}, {seg(a)}")
-    for block in _blocks(func, body):  # deleted statements (the only one of its block becomes `pass`)
+    for block in _blocks(body):  # deleted statements (the only one of its block becomes `pass`)
         for stmt in block:
             start, end = text.span(stmt)
             line_start, line_end = text.starts[stmt.lineno - 1], text.starts[stmt.end_lineno]  # type: ignore[index]
@@ -222,7 +222,7 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterato
                 yield "delete", (start, end, "pass")
 
 
-def _blocks(func: ast.AST, body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
     yield body
     for stmt in body:
         for n in ast.walk(stmt):
@@ -237,8 +237,9 @@ def _apply(source: str, edit: Edit) -> str:
     return source[:start] + new + source[end:]
 
 
-def mutants(function_source: str, name: str) -> list[Mutant]:
-    """Every distinct one-edit mutant that parses, keeps the function's name, and differs from the original."""
+def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset()) -> list[Mutant]:
+    """Every distinct one-edit mutant that parses, keeps the function's name, and differs from the original and
+    from the code whose hashes are in `exclude` (already tested)."""
     try:
         tree = ast.parse(function_source)
     except SyntaxError:
@@ -247,7 +248,7 @@ def mutants(function_source: str, name: str) -> list[Mutant]:
     if func is None:
         return []
     text = _Text(function_source)
-    seen = {code_hash(function_source)}
+    seen = {code_hash(function_source), *exclude}
     found = []
     for operator, edit in _edits(text, func):
         candidate = _apply(function_source, edit)

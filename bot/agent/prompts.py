@@ -40,10 +40,15 @@ def _task(target: Target, failure: Failure) -> str:
     return "\n".join(parts)
 
 
+def _diff_lines(before: str, after: str) -> list[str]:
+    """The removed (-) and added (+) lines between two versions, without the file headers."""
+    return [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
+            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+
+
 def _change(before: str, after: str) -> str:
     """One attempt in a line or two: what it changed."""
-    diff = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    diff = _diff_lines(before, after)
     return "; ".join(line.strip() if len(line) < 90 else line[:87] + "..." for line in diff[:4]) or "no change"
 
 
@@ -58,8 +63,7 @@ def _history(target: Target, attempts: list[Attempt]) -> str:
 
 def _edit(before: str, after: str) -> str:
     """A one-line change for people and models: `old line` -> `new line`."""
-    diff = [line for line in difflib.unified_diff(before.splitlines(), after.splitlines(), lineterm="", n=0)
-            if line[:1] in "+-" and not line.startswith(("+++", "---"))]
+    diff = _diff_lines(before, after)
     old = "; ".join(line[1:].strip() for line in diff if line.startswith("-"))
     new = "; ".join(line[1:].strip() for line in diff if line.startswith("+"))
     return f"`{old}` -> `{new}`" if new else f"delete `{old}`"

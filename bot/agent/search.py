@@ -11,9 +11,9 @@ import time
 from dataclasses import dataclass
 from typing import Literal, Protocol, Sequence
 
-from .code import changed_lines, code_hash
+from .code import changed_lines
 from .mutate import Mutant, mutants, rank
-from .types import Harness, SearchRound, TestOutcome
+from .types import Harness, SearchRound, TestOutcome, check_many
 
 
 class Screen(Protocol):
@@ -42,11 +42,6 @@ def hot_lines(function_source: str, feedback: str) -> set[int]:
             if len(line.strip()) > 3 and line.strip() in shown}
 
 
-def _check_many(harness: Harness, sources: Sequence[str]) -> list[TestOutcome]:
-    many = getattr(harness, "check_many", None)
-    return list(many(sources)) if many else [harness.check(s) for s in sources]
-
-
 def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcome], harness: Harness,
               options: SearchOptions) -> tuple[list[Mutant], list[Mutant], list[Mutant]]:
     """Survivors of the screen, the few confirmed by the real harness (fewest changed lines first), and those
@@ -54,7 +49,7 @@ def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcom
     survivors = [m for m, o in zip(ranked, outcomes) if o.passed]
     survivors.sort(key=lambda m: changed_lines(original, m.source))  # stable: rank order among equals
     to_confirm = survivors[:options.confirm]
-    confirmed = [m for m, o in zip(to_confirm, _check_many(harness, [m.source for m in to_confirm])) if o.passed]
+    confirmed = [m for m, o in zip(to_confirm, check_many(harness, [m.source for m in to_confirm])) if o.passed]
     return survivors, confirmed, to_confirm
 
 
@@ -65,8 +60,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     hashes of code already tested (the original among them)."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
-    fresh = [m for m in mutants(base, name) if code_hash(m.source) not in exclude]
-    ranked = rank(fresh, hot_lines(base, feedback), cap)
+    ranked = rank(mutants(base, name, exclude), hot_lines(base, feedback), cap)
     sources = [m.source for m in ranked]
     if screen is not None:
         outcomes = screen.screen(sources)
@@ -77,7 +71,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
             late, confirmed, more = _screened(original, slow, again, harness, options)
             survivors, to_confirm = survivors + late, to_confirm + more
     else:
-        survivors = [m for m, o in zip(ranked, _check_many(harness, sources)) if o.passed]
+        survivors = [m for m, o in zip(ranked, check_many(harness, sources)) if o.passed]
         to_confirm = confirmed = survivors
     confirmed.sort(key=lambda m: changed_lines(original, m.source))
     record = SearchRound(label, len(ranked), len(survivors), len(to_confirm), bool(confirmed),

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Literal, Protocol, Sequence
 
 from ..llm.errors import LLMError
 
@@ -43,6 +43,12 @@ class Harness(Protocol):
     """Runs the tests against a candidate function (its full source) in the sandbox."""
 
     def check(self, function_source: str) -> TestOutcome: ...
+
+
+def check_many(harness: Harness, sources: Sequence[str]) -> list[TestOutcome]:
+    """One sandbox batch when the harness has `check_many` (both of fixbot's do), else one run each."""
+    many = getattr(harness, "check_many", None)
+    return list(many(sources)) if many else [harness.check(s) for s in sources]
 
 
 @dataclass(frozen=True)
