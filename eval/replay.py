@@ -12,6 +12,7 @@ from bot.agent import AgentContext, Budgets, Failure, Target, repair
 from bot.agent.code import function_source, splice, unified_diff
 from bot.agent.context import Schedule
 from bot.agent.search import SearchOptions
+from bot.agent.types import AgentName
 from bot.llm.types import LLM
 from sandbox import Sandbox
 
@@ -31,6 +32,8 @@ class ReplayConfig:
     schedule: Schedule = "rising"
     seed: int = 0
     search: SearchOptions | None = None
+    agent: AgentName = "reflect"
+    few_shot: bool = False
 
 
 def visible_tests(task: Task, protocol: Protocol) -> str:
@@ -55,7 +58,7 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     ctx = AgentContext(llm=llm, harness=visible, target=target, failure=failure, budgets=config.budgets,
                        schedule=config.schedule, seed=config.seed, search=config.search if searching else None,
                        screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown) if searching
-                       else None)
+                       else None, agent=config.agent, few_shot=config.few_shot)
     result = repair(ctx)
     passed = result.status == "fixed"
     if result.final_code is not None and config.protocol != "tests":

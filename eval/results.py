@@ -35,7 +35,8 @@ class TaskResult:
         return self.iterations if self.passed else None
 
 
-RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search")
+RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search", "agent", "few_shot")
+RUN_DEFAULTS = {"agent": "reflect", "few_shot": False}  # what a run.json written before these keys existed meant
 
 
 class ResultsFile:
@@ -47,7 +48,7 @@ class ResultsFile:
         out.mkdir(parents=True, exist_ok=True)
         if self.run_path.exists():
             before = json.loads(self.run_path.read_text())
-            diff = [k for k in RUN_KEYS if before.get(k) != run.get(k)]
+            diff = [k for k in RUN_KEYS if before.get(k, RUN_DEFAULTS.get(k)) != run.get(k, RUN_DEFAULTS.get(k))]
             if diff:
                 raise UserError(f"{out} holds results of another configuration ({', '.join(diff)} differ): "
                                 "choose another --out, or delete it to start over")

@@ -32,3 +32,14 @@ def test_bundled_model_repairs_a_real_buggy_function(bundled_llm, tasks, docker_
     added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert removed == ["-    return number % 1.0 + 1.0"] and len(added) == 1
     assert result.attempts[0]["prompt_tokens"] > 100 and result.attempts[0]["completion_tokens"] > 5
+
+
+@pytest.mark.parametrize("agent, node", [("thought-patch", "patch"), ("tool-call", "tool")])
+def test_the_other_two_designs_repair_it_too(agent, node, bundled_llm, tasks, docker_sandbox):
+    """thought-patch: a plan, then JSON line edits; tool-call: the model calls run_tests through llama-cpp-python's
+    function-calling format. No mutation search here, so the model's own candidate must pass."""
+    result = run_task(tasks[2], bundled_llm, docker_sandbox, ReplayConfig(budgets=Budgets(iterations=3), agent=agent))
+    assert result.passed, result.attempts
+    assert result.fixed_by == "model" and result.attempts[-1]["node"] == node
+    removed = [line for line in result.diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    assert removed == ["-    return number % 1.0 + 1.0"] and result.changed_lines == 1

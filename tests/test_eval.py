@@ -175,3 +175,34 @@ def test_cli_search_alone_fixes_one_edit_bugs_without_loading_a_model(data, tmp_
 def test_cli_zero_iterations_needs_the_search(data, tmp_path):
     result = run_fixbot("eval", "--data", str(data), "--tasks", "0", "--iterations", "0", "--out", str(tmp_path))
     assert result.returncode == 2 and "0 only with --search" in result.stderr
+
+
+def test_cli_eval_with_the_tool_call_design_records_it(tasks, data, tmp_path, sandbox_image):
+    fixed = function_source(tasks[2].canonical_module, tasks[2].entry_point)
+    answers = [{"tool_call": {"name": "run_tests", "arguments": {"explanation": "wrong", "code": "def x(:"}}},
+               {"tool_call": {"name": "run_tests", "arguments": {"explanation": "drop the + 1.0", "code": fixed}}}]
+    script, out = tmp_path / "answers.json", tmp_path / "tc"
+    script.write_text(json.dumps(answers))
+    result = run_fixbot("eval", "--model", f"scripted:{script}", "--data", str(data), "--tasks", "2",
+                        "--agent", "tool-call", "--few-shot", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["agent"], summary["few_shot"], summary["pass_at_1"]) == ("tool-call", True, 1.0)
+    [record] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [(a["node"], a["outcome"]) for a in record["attempts"]] == [("tool", "syntax"), ("tool", "passed")]
+    other = run_fixbot("eval", "--model", f"scripted:{script}", "--data", str(data), "--tasks", "2", "--out", str(out))
+    assert other.returncode == 2 and "agent" in other.stderr and "few_shot" in other.stderr
+
+
+def test_a_run_json_from_before_the_agent_option_resumes_as_reflect(tmp_path):
+    old = {"model": "m", "protocol": "tests", "iterations": 2, "schedule": "rising", "data": "d", "search": None}
+    ResultsFile(tmp_path, old)
+    ResultsFile(tmp_path, {**old, "agent": "reflect", "few_shot": False})  # the same run: no error
+    with pytest.raises(UserError, match="agent"):
+        ResultsFile(tmp_path, {**old, "agent": "thought-patch", "few_shot": False})
+
+
+def test_cli_tool_call_design_needs_a_model_with_tools(data, tmp_path):
+    result = run_fixbot("eval", "--data", str(data), "--tasks", "0", "--agent", "tool-call", "--model",
+                        "transformers:some/model", "--out", str(tmp_path))
+    assert result.returncode == 2 and "cannot call tools" in result.stderr and "Traceback" not in result.stderr

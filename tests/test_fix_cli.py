@@ -145,7 +145,7 @@ def test_from_log_fixes_what_the_log_names_and_reports_what_does_not_reproduce(t
                       "--out", str(tmp_path / "o2"))
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "the CI log names 1 failing test" in proc.stdout
-    log.write_text(f"FAILED tests/test_gradebook.py::test_no_such_test - assert 1 == 2\n"
+    log.write_text("FAILED tests/test_gradebook.py::test_no_such_test - assert 1 == 2\n"
                    "===== 1 failed in 0.1s =====\n")
     proc = run_fixbot("fix", str(root), "--from-log", str(log), "--out", str(tmp_path / "o3"))
     assert proc.returncode == 3, proc.stdout + proc.stderr
@@ -177,3 +177,10 @@ def test_the_search_fixes_a_one_edit_bug_with_no_model_call(tmp_path):
     assert report["changed_lines"] == 1 and report["repairs"][0]["attempts"] == []
     assert report["repairs"][0]["searches"][0]["fixed"] is True
     assert "## Mutation search" in (out / "report.md").read_text()
+
+
+def test_the_tool_call_design_with_a_model_without_tools_is_exit_2_before_anything_runs(tmp_path):
+    proc = run_fixbot("fix", str(EXAMPLES / "one-module"), "--agent", "tool-call", "--model", "transformers:some/model",
+                      "--out", str(tmp_path / "out"))
+    assert proc.returncode == 2 and "cannot call tools" in one_line_error(proc)
+    assert not (tmp_path / "out").exists()

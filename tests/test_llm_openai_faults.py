@@ -126,6 +126,28 @@ def test_a_good_answer_records_text_usage_latency_and_the_request(server: FaultS
                            "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}]}
 
 
+def test_tools_go_out_in_the_wire_shape_and_calls_come_back_typed(server: FaultServer) -> None:
+    from bot.llm import Tool, ToolCall
+
+    call = {"id": "call_9", "type": "function", "function": {"name": "run_tests", "arguments": '{"code": "x"}'}}
+    body = {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
+            "choices": [{"index": 0, "finish_reason": "tool_calls",
+                         "message": {"role": "assistant", "content": None, "tool_calls": [call]}}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9}}
+    server.script = [lambda auth: (200, {"Content-Type": "application/json"}, json.dumps(body).encode())]
+    tool = Tool("run_tests", "run them", {"type": "object", "properties": {"code": {"type": "string"}}})
+    history = [*ASK, Message("assistant", "", tool_calls=(ToolCall("call_1", "run_tests", '{"code": "y"}'),)),
+               Message("tool", "FAILED", tool_call_id="call_1")]
+    c = llm(server).complete_with_tools(history, [tool], temperature=0.0, max_tokens=50)
+    assert c.tool_calls == (ToolCall("call_9", "run_tests", '{"code": "x"}'),) and c.finish_reason == "tool_calls"
+    (req,) = server.seen
+    assert req["body"]["tools"] == [{"type": "function", "function": {"name": "run_tests", "description": "run them",
+                                                                      "parameters": tool.parameters}}]
+    assert req["body"]["tool_choice"] == "auto"
+    assert req["body"]["messages"][2]["tool_calls"][0]["function"] == {"name": "run_tests", "arguments": '{"code": "y"}'}
+    assert req["body"]["messages"][3] == {"role": "tool", "content": "FAILED", "tool_call_id": "call_1"}
+
+
 def test_429_waits_for_retry_after_then_succeeds(server: FaultServer) -> None:
     server.script = [status(429, "slow down", **{"Retry-After": "1"}), ok()]
     start = time.monotonic()

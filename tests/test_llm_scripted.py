@@ -71,3 +71,19 @@ def test_threads_never_get_the_same_answer() -> None:
     for t in threads:
         t.join(timeout=30)
     assert sorted(got, key=int) == [str(i) for i in range(200)]
+
+
+def test_a_script_can_answer_with_tool_calls(tmp_path: Path) -> None:
+    from bot.llm import Tool, ToolCall, ToolLLM
+
+    script = tmp_path / "s.yaml"
+    script.write_text('- {tool_call: {name: run_tests, arguments: {code: "def f(): pass"}}}\n- plain text\n')
+    llm = open_llm(f"scripted:{script}")
+    assert isinstance(llm, ToolLLM)
+    tool = Tool("run_tests", "run", {"type": "object"})
+    first = llm.complete_with_tools([Message("user", "go")], [tool])
+    assert first.tool_calls == (ToolCall("call_1", "run_tests", '{"code": "def f(): pass"}'),) and first.text == ""
+    assert llm.complete_with_tools([Message("user", "go")], [tool]).tool_calls == ()
+    script.write_text("- {tool_call: {arguments: {}}}\n")
+    with pytest.raises(BadModelSpec, match="a tool_call needs a string 'name'"):
+        open_llm(f"scripted:{script}")

@@ -6,7 +6,7 @@ from typing import Literal
 
 from ..llm.types import LLM
 from .search import Screen, SearchOptions
-from .types import Budgets, Failure, Harness, Target
+from .types import AgentName, Budgets, Failure, Harness, Target
 
 Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
@@ -30,3 +30,5 @@ class AgentContext:
     seed: int = 0
     search: SearchOptions | None = None  # mutation search around the original and each failing candidate
     screen: Screen | None = None  # the search's fast first pass, when the harness has one
+    agent: AgentName = "reflect"  # the design: reflect, thought-patch or tool-call (bot/agent/graph.py)
+    few_shot: bool = False  # common bug patterns, with fixes, in the system prompt

@@ -17,6 +17,16 @@ Keep the function's name and parameters. Change as little as possible."""
 
 MAX_TEST_LINES = 40
 
+# Optional (--few-shot): common bug patterns with their fixes, appended to every design's system prompt.
+FEW_SHOT = """Common small bugs and their fixes, for example:
+- wrong comparison: `if x > 0:` -> `if x >= 0:`
+- off by one: `for i in range(1, n):` -> `for i in range(1, n + 1):`
+- wrong operator: `total -= x` -> `total += x`
+- wrong variable: `return a` -> `return b`
+- missing call: `return x - y` -> `return abs(x - y)`
+- extra condition: `if a and b and c:` -> `if a and b:`
+- wrong constant: `return n % 2 == 1` -> `return n % 2 == 0`"""
+
 
 def _fence(code: str) -> str:
     return f"```python\n{code.rstrip()}\n```"
@@ -27,12 +37,13 @@ def _clip(text: str, max_lines: int) -> str:
     return "\n".join(lines[:max_lines] + ([f"# ... {len(lines) - max_lines} more lines"] if len(lines) > max_lines else []))
 
 
-def _task(target: Target, failure: Failure) -> str:
+def _task(target: Target, failure: Failure, numbered: str = "") -> str:
+    """The task; `numbered` shows the code with line numbers instead (for line edits)."""
     code, doc = split_docstring(target.source)
     parts = [f"The function `{target.name}` has a bug."]
     if doc:
         parts += ["What it should do:", textwrap.indent(doc.strip(), "    ")]
-    parts += ["Its code:", _fence(code)]
+    parts += ["Its code, with line numbers:", f"```\n{numbered}\n```"] if numbered else ["Its code:", _fence(code)]
     if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
         parts += ["It lives next to this code:", _fence(target.context)]
     if failure.tests.strip():
@@ -46,17 +57,18 @@ def _diff_lines(before: str, after: str) -> list[str]:
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
-def _change(before: str, after: str) -> str:
+def change(before: str, after: str) -> str:
     """One attempt in a line or two: what it changed."""
     diff = _diff_lines(before, after)
     return "; ".join(line.strip() if len(line) < 90 else line[:87] + "..." for line in diff[:4]) or "no change"
 
 
-def _history(target: Target, attempts: list[Attempt]) -> str:
-    tried = [a for a in attempts if a.code and a.outcome in ("failed", "timeout")][:-1]
+def history(target: Target, attempts: list[Attempt], skip_last: bool = True) -> str:
+    """Earlier failing attempts, a line each; the latest is skipped when the prompt shows it in full."""
+    tried = [a for a in attempts if a.code and a.outcome in ("failed", "timeout")][:-1 if skip_last else None]
     if not tried:
         return ""
-    lines = [f"- {_change(target.source, a.code or '')}  => {a.feedback.splitlines()[0] if a.feedback else a.outcome}"
+    lines = [f"- {change(target.source, a.code or '')}  => {a.feedback.splitlines()[0] if a.feedback else a.outcome}"
              for a in tried[-4:]]
     return "Earlier attempts that also failed (do not repeat them):\n" + "\n".join(lines)
 
@@ -87,9 +99,9 @@ def draft(target: Target, failure: Failure, hints: list[str] = ()) -> list[Messa
 def _follow_up(target: Target, failure: Failure, situation: str, attempts: list[Attempt], ask: str,
                hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     """A revision request: the task (a stable prefix), what just happened, earlier attempts, what to do."""
-    history = _history(target, attempts)
+    tried = history(target, attempts)
     return [Message("system", SYSTEM),
-            Message("user", f"{_task(target, failure)}\n\n{situation.strip()}\n" + (f"\n{history}\n" if history else "")
+            Message("user", f"{_task(target, failure)}\n\n{situation.strip()}\n" + (f"\n{tried}\n" if tried else "")
                     + _hints(target, list(hints)) + f"\n{ask} Reply with the corrected function `{target.name}`.")]
 
 
@@ -110,3 +122,47 @@ def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
             Message("user", f"{_task(target, failure)}\n\nYour last answer could not be used: {problem.strip()}\n\n"
                             f"Reply with the complete corrected function `{target.name}` in one ```python block, "
                             "with the same name and parameters.")]
+
+
+THOUGHT_SYSTEM = """You find the bug in one Python function whose tests fail.
+The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.
+Reply in at most three short sentences and no code: the root cause (which line is wrong, and why),
+then the concrete fix (exactly what that line should become)."""
+
+PATCH_SYSTEM = """You turn a fix plan into an edit of a Python function's numbered lines.
+Reply with JSON only, in this form:
+{"edits": [{"op": "replace", "start": 4, "end": 4, "code": "    return a + b"}]}
+Operations: "replace" lines start..end with code; "insert" code after line N: {"op": "insert", "after": N, "code": "..."};
+"delete" lines start..end: {"op": "delete", "start": N, "end": M}.
+"code" is the new source text with its indentation; several lines are joined with \\n. Edit as few lines as you can."""
+
+
+def thought(target: Target, failure: Failure, numbered: str, tried: list[str], situation: str,
+            hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
+    earlier = ("\nEarlier patches that did not work (do not repeat them):\n" + "\n".join(tried[-4:]) + "\n"
+               if tried else "")
+    return [Message("system", THOUGHT_SYSTEM),
+            Message("user", f"{_task(target, failure, numbered)}\n\n{situation.strip()}\n{earlier}"
+                            f"{_hints(target, list(hints))}\nWhat is the root cause, and what is the fix?")]
+
+
+def patch(target: Target, numbered: str, plan: str, error: str = "") -> list[Message]:
+    retry = f"\nYour last edit could not be applied: {error.strip()}\nSend a corrected edit.\n" if error else ""
+    return [Message("system", PATCH_SYSTEM),
+            Message("user", f"The function `{target.name}`, with line numbers:\n```\n{numbered}\n```\n\n"
+                            f"The fix plan:\n{plan.strip()}\n{retry}\nReply with the JSON edit.")]
+
+
+TOOL_SYSTEM = """You repair one buggy Python function so that its tests pass.
+The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.
+Call run_tests with the whole corrected function as `code` (no docstring, no tests) and one sentence in
+`explanation`. It answers with the test result; if the tests still fail, call it again with a better fix.
+Keep the function's name and parameters. Change as little as possible."""
+
+
+def tool_task(target: Target, failure: Failure, hints: list[str] = (), tried: str = "") -> list[Message]:  # type: ignore[assignment]
+    """The start of the tool-call conversation; `tried` sums up attempts whose turns were dropped."""
+    return [Message("system", TOOL_SYSTEM),
+            Message("user", f"{_task(target, failure)}\n\nThe tests fail:\n{failure.summary.strip()}\n"
+                            f"{_hints(target, list(hints))}" + (f"\n{tried}\n" if tried else "")
+                            + f"\nCall run_tests with your corrected `{target.name}`.")]

@@ -7,7 +7,9 @@ from typing import Annotated, Literal, TypedDict
 
 from .types import Attempt, SearchRound, StopReason
 
-Problem = Literal["syntax", "signature", "missing", "repeat"]
+from ..llm.types import Message
+
+Problem = Literal["syntax", "signature", "missing", "repeat", "patch", "no_call"]
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,15 @@ class Pending:
     node: str
 
 
+@dataclass(frozen=True)
+class Cost:
+    """Model calls that led to a candidate without producing it (the thought before a patch)."""
+
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    latency_s: float = 0.0
+
+
 class AgentState(TypedDict, total=False):
     iteration: int  # model calls so far
     tokens: int  # prompt + completion tokens so far
@@ -37,3 +48,9 @@ class AgentState(TypedDict, total=False):
     hints: list[str]  # the latest search's passing mutants, when the tests could not choose between them
     final: str | None
     stop: StopReason | None
+    # thought-patch: the latest plan, and what thinking it cost (counted into the patch's attempt)
+    plan: str
+    plan_cost: Cost
+    # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
+    turns: list[tuple[Message, Message]]
+    open_call: Message | None

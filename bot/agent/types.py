@@ -6,7 +6,9 @@ from typing import Literal, Protocol, Sequence
 
 from ..llm.errors import LLMError
 
-Node = Literal["draft", "reflect", "repeat", "syntax"]
+Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool"]
+AgentName = Literal["reflect", "thought-patch", "tool-call"]
+AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat"]
 Status = Literal["fixed", "not_fixed"]
 StopReason = Literal["passed", "iterations", "tokens", "time"]

@@ -12,6 +12,8 @@ from tqdm import tqdm
 from ..agent import Budgets
 from ..agent.search import SearchOptions
 from ..agent.context import SCHEDULES
+from ..agent.types import AGENTS
+from ..llm.spec import require_tools
 from ..errors import UserError
 from ..llm.lazy import LazyModel
 from .options import add_model_args, add_sandbox_args, opened_model, open_sandbox_from
@@ -27,6 +29,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError("--iterations must be at least 1 (0 only with --search: the search alone, no model)")
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
+    if args.agent == "tool-call" and args.iterations:
+        require_tools(args.model)
     tasks = select(load_tasks(args.data), parse_task_list(args.tasks) if args.tasks else None, args.subset,
                    args.seed, args.limit)
     if args.selfcheck:
@@ -48,9 +52,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.search else None
     run = {"model": args.model if args.iterations else "none", "protocol": args.protocol, "iterations": args.iterations,
            "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
-           "search": asdict(search) if search else None}
+           "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot}
     store = ResultsFile(out, run)
     config = ReplayConfig(protocol=args.protocol, schedule=args.schedule, seed=args.seed, search=search,
+                          agent=args.agent, few_shot=args.few_shot,
                           budgets=Budgets(iterations=args.iterations, wall_s=args.task_seconds))
     already = len(set(store.load()) & {t.task_id for t in tasks})
     # a search-only run (--iterations 0) never calls the model: it is not loaded
@@ -83,6 +88,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="tests: the model sees the full tests; examples: only the docstring examples, and the "
                         "hidden full tests decide (default tests)")
     p.add_argument("--iterations", type=int, default=10, metavar="K", help="model calls per task (default 10; 0 with --search: the search alone)")
+    p.add_argument("--agent", choices=AGENTS, default="reflect",
+                   help="the repair design: reflect (draft, test, reflect on the failure; default), thought-patch (a "
+                        "root-cause plan, then JSON line edits applied by fixbot) or tool-call (the model calls "
+                        "run_tests(code) itself; needs an openai: or llamacpp: model)")
+    p.add_argument("--few-shot", action="store_true",
+                   help="put common bug patterns with their fixes in the system prompt (off by default)")
     p.add_argument("--schedule", choices=SCHEDULES, default="rising",
                    help="temperature schedule over the iterations (default rising: greedy first)")
     p.add_argument("--search", action="store_true",

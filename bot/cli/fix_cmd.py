@@ -15,6 +15,7 @@ from sandbox.image import default_image, require_image
 from ..errors import UserError
 from ..failures import parse_ci_log
 from ..agent.search import SearchOptions
+from ..agent.types import AGENTS
 from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
 from ..fix.environment import prepare_environment
 from ..fix.patch import PatchRejected, apply_patch
@@ -23,6 +24,7 @@ from ..fix.result import FixResult, write_outputs
 from ..fix.types import Checkout
 from ..fix.testrun import TestCommand
 from ..llm import parse_model_spec
+from ..llm.spec import require_tools
 from ..llm.lazy import LazyModel
 from .options import add_model_args
 
@@ -67,10 +69,13 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if args.iterations < 1 or args.max_targets < 1:
         raise UserError("--iterations and --max-targets must be at least 1")
     parse_model_spec(args.model)  # a bad --model fails now; the model itself loads only when needed
+    if args.agent == "tool-call":
+        require_tools(args.model)
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
     options = FixOptions(test_command=TestCommand.parse(args.test_cmd), log_failures=_log_failures(args.from_log),
                          iterations=args.iterations, max_targets=args.max_targets, wall_s=args.wall,
-                         suite_timeout_s=args.suite_timeout, search=None if args.no_search else SearchOptions())
+                         suite_timeout_s=args.suite_timeout, search=None if args.no_search else SearchOptions(),
+                         agent=args.agent)
     out = Path(args.out).expanduser() if args.out else default_out(checkout.root)
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
     if options.log_failures:
@@ -113,6 +118,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--iterations", type=int, default=8, metavar="K", help="model calls per target (default 8)")
     parser.add_argument("--max-targets", type=int, default=4, metavar="N",
                         help="functions tried in all, best-ranked first (default 4)")
+    parser.add_argument("--agent", choices=AGENTS, default="reflect",
+                        help="the repair design: reflect (default), thought-patch or tool-call (see fixbot eval --help)")
     parser.add_argument("--no-search", action="store_true",
                         help="skip the mutation search (one-edit variants of the function, and of each failing model "
                              "candidate, run against the failing tests before and between model calls)")

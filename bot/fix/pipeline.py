@@ -12,6 +12,7 @@ from sandbox import Sandbox
 
 from bot.agent import AgentContext, Budgets, repair
 from bot.agent.search import SearchOptions
+from bot.agent.types import AgentName
 from bot.agent.types import RepairInterrupted
 from bot.errors import UserError
 from bot.failures import Failure
@@ -56,6 +57,7 @@ class FixOptions:
     test_timeout_s: float = 120.0
     paths: tuple[str, ...] = ("**/*.py",)  # files a fix may change (.github/fixbot.yml `paths`); tests never
     search: SearchOptions | None = SearchOptions()  # one-edit mutants before and between model calls
+    agent: AgentName = "reflect"  # the repair design (bot/agent/graph.py)
 
 
 @dataclass
@@ -120,7 +122,7 @@ def _repair_one(ctx: FixRun, files, target: CodeTarget, tests: frozenset[str], o
         budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, target),
                                      failure=agent_failure(files, first.feedback, tests), budgets=budgets,
-                                     search=options.search))
+                                     search=options.search, agent=options.agent))
     except RepairInterrupted as exc:
         raise ModelFailed(str(exc), TargetRepair(target, tuple(sorted(tests)), "not_fixed", "error", exc.attempts,
                                                  None, time.monotonic() - start, source)) from exc

@@ -7,11 +7,12 @@ from __future__ import annotations
 
 from .bundled import bundled_model_path, cache_dir, ensure_bundled_model
 from .errors import (BadAPIKey, BadModelSpec, LLMError, LLMRequestFailed, MissingAPIKey, ModelUnavailable,
-                     ScriptExhausted)
+                     ScriptExhausted, ToolsUnsupported)
 from .scripted import ScriptedLLM
 from .spec import DEFAULT_MODEL, ModelSpec, open_llm, parse_model_spec
-from .types import LLM, Completion, Message
+from .types import LLM, Completion, Message, Tool, ToolCall, ToolLLM
 
 __all__ = ["BadAPIKey", "BadModelSpec", "Completion", "DEFAULT_MODEL", "LLM", "LLMError", "LLMRequestFailed",
-           "Message", "MissingAPIKey", "ModelSpec", "ModelUnavailable", "ScriptExhausted", "ScriptedLLM",
-           "bundled_model_path", "cache_dir", "ensure_bundled_model", "open_llm", "parse_model_spec"]
+           "Message", "MissingAPIKey", "ModelSpec", "ModelUnavailable", "ScriptExhausted", "ScriptedLLM", "Tool",
+           "ToolCall", "ToolLLM", "ToolsUnsupported", "bundled_model_path", "cache_dir", "ensure_bundled_model",
+           "open_llm", "parse_model_spec"]

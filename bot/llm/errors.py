@@ -32,3 +32,7 @@ class LLMRequestFailed(LLMError):
 
 class ScriptExhausted(LLMError):
     """A scripted model was asked for more answers than its script holds."""
+
+
+class ToolsUnsupported(LLMError):
+    """The agent needs function calling and this backend has none."""

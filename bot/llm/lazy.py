@@ -5,8 +5,9 @@ from __future__ import annotations
 import threading
 from typing import Callable, Sequence
 
+from .errors import ToolsUnsupported
 from .spec import open_llm
-from .types import LLM, Completion, Message
+from .types import LLM, Completion, Message, Tool, ToolLLM
 
 
 class LazyModel:
@@ -18,13 +19,23 @@ class LazyModel:
         self._lock = threading.Lock()
         self.name = spec
 
-    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
-                 seed: int | None = None) -> Completion:
+    def _model(self) -> LLM:
         with self._lock:
             if self._llm is None:
                 self._say(f"  loading {self.name}...")
                 self._llm = self._open()
-        return self._llm.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+            return self._llm
+
+    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
+                 seed: int | None = None) -> Completion:
+        return self._model().complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
+                            max_tokens: int = 512, seed: int | None = None) -> Completion:
+        llm = self._model()
+        if not isinstance(llm, ToolLLM):
+            raise ToolsUnsupported(f"{self.name} cannot call tools")
+        return llm.complete_with_tools(messages, tools, temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     def close(self) -> None:
         close = getattr(self._llm, "close", None)

@@ -11,7 +11,7 @@ from .bundled import LOCAL_EXTRA
 from .errors import LLMRequestFailed, ModelUnavailable
 from .gguf_files import check_gguf, resolve_gguf
 from .spec import ModelSpec
-from .types import Completion, Message, check_messages
+from .types import Completion, Message, Tool, ToolCall, check_messages
 
 
 def available_cores() -> int:
@@ -78,6 +78,34 @@ class LlamaCppLLM:
                           completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
                           model=self.name, finish_reason=choice.get("finish_reason"))
 
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
+                            max_tokens: int = 512, seed: int | None = None) -> Completion:
+        """Through llama-cpp-python's `chatml-function-calling` format (Qwen's chat format is ChatML), with the
+        first tool required: that format's automatic choice cannot write a plain message (its follow-up grammar
+        allows only a function name), and the required call's arguments are grammar-constrained to the tool's
+        JSON Schema. The format has no tool role, so tool results go in as user turns."""
+        from llama_cpp.llama_chat_format import chatml_function_calling
+
+        msgs = [_chatml(m) for m in check_messages(messages)]
+        wire = [t.to_dict() for t in tools]
+        start = time.monotonic()
+        with self._lock:
+            if seed is not None:  # the handler takes no seed of its own
+                self._llama.set_seed(seed)
+            try:
+                out: Any = chatml_function_calling(llama=self._llama, messages=msgs, tools=wire,
+                                                   tool_choice={"type": "function", "function": {"name": tools[0].name}},
+                                                   temperature=temperature, max_tokens=max_tokens)
+            except ValueError as exc:
+                raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        calls = tuple(ToolCall(c.get("id", ""), c["function"]["name"], c["function"]["arguments"])
+                      for c in choice["message"].get("tool_calls") or ())
+        return Completion(text=choice["message"].get("content") or "", prompt_tokens=usage.get("prompt_tokens", 0),
+                          completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
+                          model=self.name, finish_reason=choice.get("finish_reason"), tool_calls=calls)
+
     def reset(self) -> None:
         """Forget the cached prefix, so the next call evaluates its whole prompt (benchmarks use this)."""
         with self._lock:
@@ -94,3 +122,9 @@ class LlamaCppLLM:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+def _chatml(m: Message) -> dict[str, Any]:
+    if m.role == "tool":
+        return {"role": "user", "content": f"Result of the call:\n{m.content}"}
+    return m.to_dict()

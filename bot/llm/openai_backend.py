@@ -16,7 +16,7 @@ from tenacity import RetryCallState, Retrying, retry_if_exception_type
 from .errors import LLMRequestFailed, ModelUnavailable
 from .keys import BASE_ENV, KeyPool, resolve_keys, retry_after_s
 from .spec import ModelSpec
-from .types import Completion, Message, check_messages
+from .types import Completion, Message, Tool, ToolCall, check_messages
 
 log = logging.getLogger(__name__)
 # The statuses worth another try, as the OpenAI SDK itself judges them.
@@ -66,10 +66,24 @@ class OpenAILLM:
 
     def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
                  seed: int | None = None) -> Completion:
+        return self._complete(self._payload(messages, temperature, max_tokens, seed))
+
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
+                            max_tokens: int = 512, seed: int | None = None) -> Completion:
+        # "auto", not "required": every server with tools takes "auto"; a text answer is the caller's to handle
+        payload = self._payload(messages, temperature, max_tokens, seed)
+        payload.update(tools=[t.to_dict() for t in tools], tool_choice="auto")
+        return self._complete(payload)
+
+    def _payload(self, messages: Sequence[Message], temperature: float, max_tokens: int,
+                 seed: int | None) -> dict[str, Any]:
         payload: dict[str, Any] = {"model": self.model, "messages": [m.to_dict() for m in check_messages(messages)],
                                    "temperature": temperature, "max_tokens": max_tokens}
         if seed is not None:
             payload["seed"] = seed
+        return payload
+
+    def _complete(self, payload: dict[str, Any]) -> Completion:
         start = time.monotonic()
         counted = 0  # failed attempts that use up a retry (a dropped key does not)
 
@@ -90,10 +104,12 @@ class OpenAILLM:
                                    f"{attempt.retry_state.attempt_number} attempt(s): {exc.reason}") from exc
         choice = resp.choices[0]
         usage = resp.usage
+        calls = tuple(ToolCall(c.id, c.function.name, c.function.arguments or "")
+                      for c in choice.message.tool_calls or () if getattr(c, "function", None) is not None)
         return Completion(text=choice.message.content or "", prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                           completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
                           latency_s=time.monotonic() - start, model=self.name, finish_reason=choice.finish_reason,
-                          attempts=attempt.retry_state.attempt_number)
+                          attempts=attempt.retry_state.attempt_number, tool_calls=calls)
 
     def _attempt(self, payload: dict[str, Any], attempt_number: int) -> Any:
         if (wait := self._pool.wait_s()) > 0:  # every key is resting after a 429

@@ -9,18 +9,21 @@ from typing import Any, Sequence
 
 from .errors import BadModelSpec, ScriptExhausted
 from .spec import ModelSpec
-from .types import Completion, Message, check_messages
+from .types import Completion, Message, Tool, ToolCall, check_messages
 
 
 class ScriptedLLM:
     """Answers with `answers[0]`, then `answers[1]`, … and raises ScriptExhausted after the last.
 
+    An answer is text, or a tool call: `{"tool_call": {"name": "run_tests", "arguments": {...}}}` (what
+    `complete_with_tools` hands back; arguments may also be the raw JSON text, right or wrong).
     Token counts are whitespace word counts: deterministic, so token-budget guards can be tested.
     Every conversation it was given is kept in `calls`, for assertions on what the agent sent.
     """
 
-    def __init__(self, answers: Sequence[str], *, name: str = "scripted") -> None:
+    def __init__(self, answers: Sequence[Any], *, name: str = "scripted") -> None:
         self.answers = [_answer_text(a, i) for i, a in enumerate(answers)]
+        self.tool_calls = [_answer_call(a, i) for i, a in enumerate(answers)]
         self.name = name
         self.calls: list[list[Message]] = []
         self._lock = threading.Lock()
@@ -43,14 +46,20 @@ class ScriptedLLM:
                 raise ScriptExhausted(f"{self.name} has {len(self.answers)} answer(s) and was asked for "
                                       f"answer {index + 1}: add answers to the script")
             self.calls.append(msgs)
-        text = self.answers[index]
+        text, call = self.answers[index], self.tool_calls[index]
+        calls = (call,) if call else ()
         return Completion(text=text, prompt_tokens=sum(len(m.content.split()) for m in msgs),
-                          completion_tokens=len(text.split()), latency_s=time.monotonic() - start,
-                          model=self.name, finish_reason="stop")
+                          completion_tokens=len(text.split()) + (len(call.arguments.split()) if call else 0),
+                          latency_s=time.monotonic() - start, model=self.name,
+                          finish_reason="tool_calls" if call else "stop", tool_calls=calls)
+
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
+                            max_tokens: int = 512, seed: int | None = None) -> Completion:
+        return self.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
 
 
-def load_script(path: Path) -> list[str]:
-    """A JSON or YAML list whose items are strings or {"text": ...} mappings."""
+def load_script(path: Path) -> list[Any]:
+    """A JSON or YAML list whose items are strings, {"text": ...} or {"tool_call": ...} mappings."""
     try:
         raw = path.read_text(encoding="utf-8")
     except OSError as exc:
@@ -65,7 +74,9 @@ def load_script(path: Path) -> list[str]:
     if not isinstance(data, list):
         raise BadModelSpec(f"the script {path} must hold a list of answers, not a {type(data).__name__}")
     try:
-        return [_answer_text(item, i) for i, item in enumerate(data)]
+        for i, item in enumerate(data):  # checked here, so a bad script fails before the run starts
+            _answer_text(item, i), _answer_call(item, i)
+        return data
     except TypeError as exc:
         raise BadModelSpec(f"the script {path}: {exc}") from exc
 
@@ -75,4 +86,17 @@ def _answer_text(item: Any, index: int) -> str:
         return item
     if isinstance(item, dict) and isinstance(item.get("text"), str):
         return item["text"]
-    raise TypeError(f"answer {index + 1} must be a string or a mapping with a string 'text', not {item!r:.60}")
+    if isinstance(item, dict) and "tool_call" in item:
+        return ""
+    raise TypeError(f"answer {index + 1} must be a string or a mapping with a string 'text' or a 'tool_call', "
+                    f"not {item!r:.60}")
+
+
+def _answer_call(item: Any, index: int) -> ToolCall | None:
+    call = item.get("tool_call") if isinstance(item, dict) else None
+    if call is None:
+        return None
+    if not isinstance(call, dict) or not isinstance(call.get("name"), str):
+        raise TypeError(f"answer {index + 1}: a tool_call needs a string 'name', not {call!r:.60}")
+    args = call.get("arguments", {})
+    return ToolCall(f"call_{index + 1}", call["name"], args if isinstance(args, str) else json.dumps(args))

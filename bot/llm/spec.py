@@ -13,7 +13,7 @@ import inspect
 from dataclasses import dataclass
 from typing import Any, Callable, Literal
 
-from .errors import BadModelSpec
+from .errors import BadModelSpec, ToolsUnsupported
 from .types import LLM
 
 Kind = Literal["openai", "llamacpp", "transformers", "scripted"]
@@ -52,6 +52,17 @@ def parse_model_spec(text: str) -> ModelSpec:
             raise BadModelSpec(f"model spec {raw!r}: write llamacpp:hf:OWNER/REPO/FILE.gguf")
         return ModelSpec("llamacpp", "/".join(owner_repo_file[2:]), hub_repo="/".join(owner_repo_file[:2]))
     return ModelSpec(prefix, rest)  # type: ignore[arg-type]  # prefix was checked against Kind above
+
+
+TOOL_KINDS: tuple[Kind, ...] = ("openai", "llamacpp", "scripted")  # backends with function calling
+
+
+def require_tools(spec: str | ModelSpec) -> None:
+    """Fail early, before a model is loaded, when an agent needs function calling and the backend has none."""
+    parsed = spec if isinstance(spec, ModelSpec) else parse_model_spec(spec)
+    if parsed.kind not in TOOL_KINDS:
+        raise ToolsUnsupported(f"{parsed} cannot call tools, which --agent tool-call needs: use an openai: or "
+                               "llamacpp: model, or another --agent")
 
 
 def open_llm(spec: str | ModelSpec, **options: Any) -> LLM:

@@ -2,16 +2,43 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal, Protocol, Sequence, runtime_checkable
+from typing import Any, Literal, Protocol, Sequence, runtime_checkable
 
-Role = Literal["system", "user", "assistant"]
-ROLES: tuple[Role, ...] = ("system", "user", "assistant")
+Role = Literal["system", "user", "assistant", "tool"]
+ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One function call the model asked for."""
+
+    id: str
+    name: str
+    arguments: str  # the JSON text as the model wrote it: parsing it, and saying what is wrong, is the caller's job
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"id": self.id, "type": "function", "function": {"name": self.name, "arguments": self.arguments}}
+
+
+@dataclass(frozen=True)
+class Tool:
+    """A function the model may call: a name, what it does, and its parameters as JSON Schema."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"type": "function",
+                "function": {"name": self.name, "description": self.description, "parameters": self.parameters}}
 
 
 @dataclass(frozen=True)
 class Message:
     role: Role
     content: str
+    tool_calls: tuple[ToolCall, ...] = ()  # an assistant turn that called tools
+    tool_call_id: str = ""  # a tool turn: which call this is the result of
 
     def __post_init__(self) -> None:
         # A wrong role or a non-string content is a programming error in our own code, so it
@@ -21,9 +48,14 @@ class Message:
         if not isinstance(self.content, str):
             raise TypeError(f"message content must be str, not {type(self.content).__name__}")
 
-    def to_dict(self) -> dict[str, str]:
+    def to_dict(self) -> dict[str, Any]:
         """The wire shape that OpenAI-style chat APIs and chat templates expect."""
-        return {"role": self.role, "content": self.content}
+        out: dict[str, Any] = {"role": self.role, "content": self.content}
+        if self.tool_calls:
+            out["tool_calls"] = [c.to_dict() for c in self.tool_calls]
+        if self.role == "tool":
+            out["tool_call_id"] = self.tool_call_id
+        return out
 
 
 @dataclass(frozen=True)
@@ -35,6 +67,7 @@ class Completion:
     model: str = ""
     finish_reason: str | None = None  # "stop", "length" (hit max_tokens), ... when the backend says
     attempts: int = 1  # requests made, > 1 only when a remote backend retried
+    tool_calls: tuple[ToolCall, ...] = ()  # from `complete_with_tools` only
 
 
 @runtime_checkable
@@ -42,6 +75,16 @@ class LLM(Protocol):
     def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
                  seed: int | None = None) -> Completion:
         """Answer the conversation. temperature 0 is greedy; seed makes sampling repeatable where the backend can."""
+        ...
+
+
+@runtime_checkable
+class ToolLLM(Protocol):
+    """A model that can call functions (OpenAI-style tools). Backends without it simply lack the method."""
+
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
+                            max_tokens: int = 512, seed: int | None = None) -> Completion:
+        """Answer with text or with calls of `tools` (in `Completion.tool_calls`)."""
         ...
 
 

@@ -1,0 +1,151 @@
+"""Line edits, the thought-patch agent's answer: JSON from the model, validated and applied deterministically.
+
+    {"edits": [{"op": "replace", "start": 4, "end": 4, "code": "    return a + b"},
+               {"op": "insert", "after": 7, "code": "    if not xs:\\n        return 0"},
+               {"op": "delete", "start": 9, "end": 10}]}
+
+Line numbers are the original function's (1 = the `def` line) and stay the same on every try, so the
+history of earlier patches keeps its meaning. Every problem is an `EditError` whose message is written for
+the model: it goes back to the Patch node as the reason.
+"""
+from __future__ import annotations
+
+import json
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import Annotated, Literal, Union
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+
+class EditError(ValueError):
+    """The edit cannot be applied; the message says why, for the model."""
+
+
+class _Edit(BaseModel):
+    model_config = ConfigDict(extra="ignore")
+
+
+class Replace(_Edit):
+    op: Literal["replace"]
+    start: int
+    end: int
+    code: str
+
+
+class Insert(_Edit):
+    op: Literal["insert"]
+    after: int  # 0 inserts before the first line
+    code: str
+
+
+class Delete(_Edit):
+    op: Literal["delete"]
+    start: int
+    end: int
+
+
+Edit = Annotated[Union[Replace, Insert, Delete], Field(discriminator="op")]
+_EDITS = TypeAdapter(list[Edit])
+_JSON = re.compile(r"```(?:json)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
+
+
+@dataclass(frozen=True)
+class Numbered:
+    """The function shown with line numbers; the docstring's lines are hidden and may not be edited."""
+
+    text: str
+    protected: range  # the docstring's line numbers (empty when there is none)
+
+
+def numbered(source: str, docstring: range = range(0)) -> Numbered:
+    lines = source.rstrip("\n").splitlines()
+    width = len(str(len(lines)))
+    out = []
+    for n, line in enumerate(lines, 1):
+        if n in docstring:
+            if n == docstring.start:
+                where = f"lines {n}-{docstring.stop - 1}" if len(docstring) > 1 else f"line {n}"
+                out.append(f"{'':>{width}} | (docstring: {where}, not shown)")
+            continue
+        out.append(f"{n:>{width}} | {line}")
+    return Numbered("\n".join(out), docstring)
+
+
+def parse_edits(text: str) -> list[Replace | Insert | Delete]:
+    """The edits in a model's answer: bare JSON or fenced, an object with "edits" or a bare list."""
+    blocks = [m.group(1) for m in _JSON.finditer(text)] or [text]
+    data = None
+    for block in blocks:
+        candidate = block.strip()
+        start = min((i for i in (candidate.find("{"), candidate.find("[")) if i >= 0), default=-1)
+        if start < 0:
+            continue
+        try:
+            data, _ = json.JSONDecoder().raw_decode(candidate[start:])
+            break
+        except ValueError as exc:
+            error = exc
+    if data is None:
+        raise EditError(f"the answer is not JSON ({error})" if "error" in locals() else
+                        'the answer holds no JSON object; reply with {"edits": [...]}')
+    if isinstance(data, dict):
+        data = data.get("edits", [data] if "op" in data else None)
+    if not isinstance(data, list) or not data:
+        raise EditError('expected {"edits": [...]} with at least one edit')
+    try:
+        return _EDITS.validate_python(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        index, *field = first["loc"]  # the edit's position in the list, then the field
+        where = f"edit {index + 1 if isinstance(index, int) else index}" + (f" field {field[-1]!r}" if field else "")
+        raise EditError(f"{where}: {first['msg']}") from None
+
+
+def _indent_of(line: str) -> str:
+    return line[:len(line) - len(line.lstrip())]
+
+
+def _place(code: str, indent: str, rebase: bool) -> list[str]:
+    """The new lines. A replacement starts at the indentation of the line it replaces (small models get the
+    absolute indentation wrong more often than the relative one); an insertion written flush left gets the
+    indentation of where it goes."""
+    lines = code.replace("\t", "    ").rstrip("\n").splitlines() or [""]
+    first = next((line for line in lines if line.strip()), "")
+    if rebase or (indent and not first.startswith(" ")):
+        lines = textwrap.dedent("\n".join(lines)).splitlines()
+        return [indent + line if line.strip() else line for line in lines]
+    return lines
+
+
+def apply_edits(source: str, edits: list[Replace | Insert | Delete], protected: range = range(0)) -> str:
+    """Apply edits that refer to the original's line numbers; they may not overlap or touch `protected`."""
+    lines = source.rstrip("\n").splitlines()
+    n = len(lines)
+    spans: list[tuple[int, int, int, list[str]]] = []  # (first line replaced, last, order, new lines)
+    for i, e in enumerate(edits, 1):
+        if isinstance(e, Insert):
+            if not 0 <= e.after <= n:
+                raise EditError(f"edit {i}: insert after line {e.after}, but the function has lines 1-{n}")
+            if e.after == 0 or e.after in protected and e.after != protected.stop - 1:
+                raise EditError(f"edit {i}: cannot insert after line {e.after}; insert after a code line")
+            anchor = lines[e.after - 1]
+            indent = _indent_of(anchor) + ("    " if anchor.rstrip().endswith(":") else "")
+            spans.append((e.after + 1, e.after, i, _place(e.code, indent, rebase=False)))
+            continue
+        if not 1 <= e.start <= e.end <= n:
+            raise EditError(f"edit {i}: lines {e.start}-{e.end} are not a range of the function's lines 1-{n}")
+        if e.start == 1:
+            raise EditError(f"edit {i}: line 1 is the `def` line; keep the name and parameters")
+        if protected and e.start < protected.stop and e.end >= protected.start:
+            raise EditError(f"edit {i}: lines {protected.start}-{protected.stop - 1} are the docstring; edit code lines")
+        new = [] if isinstance(e, Delete) else _place(e.code, _indent_of(lines[e.start - 1]), rebase=True)
+        spans.append((e.start, e.end, i, new))
+    spans.sort(key=lambda s: (s[0], s[1], s[2]))
+    for (a_start, a_end, a_i, _), (b_start, _, b_i, _) in zip(spans, spans[1:]):
+        if b_start <= a_end:
+            raise EditError(f"edits {a_i} and {b_i} overlap; give each line to one edit")
+    for start, end, _, new in reversed(spans):  # bottom up, so earlier line numbers stay right
+        lines[start - 1:end] = new
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,155 @@
+"""Every route of the thought-patch and tool-call designs, driven by the scripted model (no sandbox)."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.agent import AgentContext, Budgets, Failure, Target, repair
+from bot.agent.prompts import FEW_SHOT
+from bot.agent.tool_call import MAX_TURNS
+from bot.agent.types import RepairInterrupted
+from bot.llm import Completion, ScriptedLLM
+
+from .test_agent_graph import BUGGY, FIXED, AssertHarness
+
+FIXED_BUGGY = BUGGY.replace("a - b", "a + b")
+PLAN = "Line 4 subtracts; it should add: `return a + b`."
+
+
+def run(agent: str, answers: list, **options) -> tuple:  # type: ignore[no-untyped-def]
+    llm, harness = ScriptedLLM(answers), AssertHarness()
+    few_shot = options.pop("few_shot", False)
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), agent=agent, few_shot=few_shot,
+                       failure=Failure("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
+                       budgets=Budgets(**options))
+    return repair(ctx), llm, harness
+
+
+def edit(line: int, code: str) -> str:
+    return json.dumps({"edits": [{"op": "replace", "start": line, "end": line, "code": code}]})
+
+
+def tool(code: str, explanation: str = "the sign is wrong") -> dict:
+    return {"tool_call": {"name": "run_tests", "arguments": {"explanation": explanation, "code": code}}}
+
+
+# -- thought-patch ----------------------------------------------------------------------------------------------
+
+def test_thought_then_patch_fixes_and_counts_both_calls_in_one_attempt():
+    result, llm, _ = run("thought-patch", [PLAN, edit(4, "    return a + b")])
+    assert result.status == "fixed" and result.final_code == FIXED_BUGGY
+    [attempt] = result.attempts
+    assert (attempt.node, attempt.outcome, attempt.changed_lines) == ("patch", "passed", 1)
+    assert attempt.prompt_tokens == sum(len(m.content.split()) for call in llm.calls for m in call)
+    thought_prompt, patch_prompt = llm.calls[0][-1].content, llm.calls[1][-1].content
+    assert "4 |     return a - b" in thought_prompt and "(docstring: line 2, not shown)" in thought_prompt
+    assert PLAN in patch_prompt and "4 |     return a - b" in patch_prompt
+
+
+def test_an_edit_that_does_not_apply_goes_back_to_patch_with_the_reason():
+    result, llm, _ = run("thought-patch", [PLAN, edit(9, "    return a + b"), edit(4, "    return a + b")])
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "passed")]
+    assert "the function's lines 1-4" in llm.calls[2][-1].content and PLAN in llm.calls[2][-1].content
+    assert len(llm.calls) == 3, "a retried patch keeps its plan: no new thought"
+
+
+def test_an_edit_that_breaks_the_syntax_goes_back_to_patch():
+    result, llm, _ = run("thought-patch", [PLAN, edit(4, "    return a +"), edit(4, "    return a + b")])
+    assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
+    assert "does not parse" in llm.calls[2][-1].content
+
+
+def test_a_failing_patch_goes_back_to_thought_with_its_history():
+    answers = [PLAN, edit(4, "    return a * b"), "Try addition.", edit(4, "    return a + b")]
+    result, llm, harness = run("thought-patch", answers)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "failed"), ("patch", "passed")]
+    second_thought = llm.calls[2][-1].content
+    assert "return a * b" in second_thought and "assert 6 == 5" in second_thought
+    assert "Earlier patches that did not work" in second_thought and len(harness.checked) == 2
+
+
+def test_a_patch_that_gives_code_already_tried_goes_back_to_thought_hotter():
+    answers = [PLAN, edit(4, "    return a - b"), "Then add.", edit(4, "    return a + b")]
+    result, llm, harness = run("thought-patch", answers)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "repeat"), ("patch", "passed")]
+    assert "already tried (the original (buggy) function)" in llm.calls[2][-1].content
+    assert result.attempts[1].temperature >= 0.4 and len(harness.checked) == 1
+
+
+def test_the_thought_patch_budget_counts_patches():
+    answers = [PLAN, edit(4, "    return a * b"), PLAN, edit(4, "    return b - a"), PLAN, edit(4, "    return a + b")]
+    result, llm, _ = run("thought-patch", answers, iterations=2)
+    assert result.stop_reason == "iterations" and len(result.attempts) == 2 and len(llm.calls) == 4
+
+
+# -- tool-call --------------------------------------------------------------------------------------------------
+
+def test_a_run_tests_call_that_passes_ends_the_loop():
+    result, llm, _ = run("tool-call", [tool("def add(a, b):\n    return a + b")])
+    assert result.status == "fixed" and result.final_code == FIXED_BUGGY
+    assert [(a.node, a.outcome) for a in result.attempts] == [("tool", "passed")]
+
+
+def test_a_failing_run_is_answered_as_the_tools_result():
+    result, llm, _ = run("tool-call", [tool("def add(a, b):\n    return a * b"), tool("def add(a, b):\n    return a + b")])
+    assert [a.outcome for a in result.attempts] == ["failed", "passed"]
+    assistant, answer = llm.calls[1][-2:]
+    assert assistant.role == "assistant" and assistant.tool_calls[0].name == "run_tests"
+    assert answer.role == "tool" and answer.tool_call_id == assistant.tool_calls[0].id
+    assert answer.content.startswith("FAILED") and "assert 6 == 5" in answer.content
+
+
+def test_prose_without_a_call_is_nudged_by_a_user_turn():
+    result, llm, _ = run("tool-call", ["The bug is the minus sign.", tool("def add(a, b):\n    return a + b")])
+    assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
+    nudge = llm.calls[1][-1]
+    assert nudge.role == "user" and "no run_tests call" in nudge.content and "Call run_tests" in nudge.content
+
+
+def test_arguments_that_are_not_json_are_answered_without_running():
+    bad = {"tool_call": {"name": "run_tests", "arguments": '{"code": "def add(a, b):'}}
+    result, llm, harness = run("tool-call", [bad, tool("def add(a, b):\n    return a + b")])
+    assert [a.outcome for a in result.attempts] == ["syntax", "passed"] and len(harness.checked) == 1
+    assert llm.calls[1][-1].content.startswith("NOT RUN: the run_tests arguments are not JSON")
+
+
+def test_code_already_tried_is_not_run_and_raises_the_temperature():
+    result, llm, harness = run("tool-call", [tool(BUGGY), tool("def add(a, b):\n    return a + b")])
+    assert [a.outcome for a in result.attempts] == ["repeat", "passed"] and len(harness.checked) == 1
+    assert "NOT RUN: the same code as the original (buggy) function" in llm.calls[1][-1].content
+    assert result.attempts[1].temperature >= 0.4
+
+
+def test_old_turns_are_summed_up_so_the_conversation_stays_short():
+    wrong = [tool(f"def add(a, b):\n    return a * b + {i}") for i in range(MAX_TURNS + 2)]
+    result, llm, _ = run("tool-call", wrong + [tool("def add(a, b):\n    return a + b")])
+    assert result.status == "fixed" and len(result.attempts) == MAX_TURNS + 3
+    last = llm.calls[-1]
+    assert sum(m.role == "tool" for m in last) == MAX_TURNS
+    assert "return a * b + 0" in last[1].content and "return a * b + 1" in last[1].content  # summed up
+    assert all("a * b + 0" not in str(m.tool_calls) for m in last[2:])
+
+
+def test_a_model_without_tools_is_a_clear_error():
+    class TextOnly:
+        name = "text-only"
+
+        def complete(self, messages, *, temperature=0.0, max_tokens=512, seed=None):  # type: ignore[no-untyped-def]
+            return Completion("no", 1, 1, 0.0)
+
+    ctx = AgentContext(llm=TextOnly(), harness=AssertHarness(), target=Target("add", BUGGY), failure=Failure("x"),
+                       agent="tool-call")
+    with pytest.raises(RepairInterrupted, match="text-only cannot call tools"):
+        repair(ctx)
+
+
+# -- shared -----------------------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("agent, answers", [("reflect", [FIXED]), ("thought-patch", [PLAN, edit(4, "    return a + b")]),
+                                            ("tool-call", [tool("def add(a, b):\n    return a + b")])])
+def test_few_shot_examples_join_every_designs_system_prompt_only_when_asked(agent, answers):
+    for few_shot in (False, True):
+        result, llm, _ = run(agent, list(answers), few_shot=few_shot)
+        assert result.status == "fixed"
+        assert all((FEW_SHOT in call[0].content) == few_shot and call[0].role == "system" for call in llm.calls)
