@@ -14,7 +14,7 @@ from bot.llm import Completion, ScriptedLLM
 from .test_agent_graph import BUGGY, FIXED, AssertHarness
 
 FIXED_BUGGY = BUGGY.replace("a - b", "a + b")
-PLAN = "Line 4 subtracts; it should add: `return a + b`."
+PLAN = "Line 3 subtracts; it should add: `return a + b`."
 
 
 def run(agent: str, answers: list, **options) -> tuple:  # type: ignore[no-untyped-def]
@@ -37,31 +37,31 @@ def tool(code: str, explanation: str = "the sign is wrong") -> dict:
 # -- thought-patch ----------------------------------------------------------------------------------------------
 
 def test_thought_then_patch_fixes_and_counts_both_calls_in_one_attempt():
-    result, llm, _ = run("thought-patch", [PLAN, edit(4, "    return a + b")])
+    result, llm, _ = run("thought-patch", [PLAN, edit(3, "    return a + b")])
     assert result.status == "fixed" and result.final_code == FIXED_BUGGY
     [attempt] = result.attempts
     assert (attempt.node, attempt.outcome, attempt.changed_lines) == ("patch", "passed", 1)
     assert attempt.prompt_tokens == sum(len(m.content.split()) for call in llm.calls for m in call)
     thought_prompt, patch_prompt = llm.calls[0][-1].content, llm.calls[1][-1].content
-    assert "4 |     return a - b" in thought_prompt and "(docstring: line 2, not shown)" in thought_prompt
-    assert PLAN in patch_prompt and "4 |     return a - b" in patch_prompt
+    assert "3 |     return a - b" in thought_prompt and "Return the sum" not in thought_prompt.split("line numbers")[1]
+    assert PLAN in patch_prompt and "3 |     return a - b" in patch_prompt
 
 
 def test_an_edit_that_does_not_apply_goes_back_to_patch_with_the_reason():
-    result, llm, _ = run("thought-patch", [PLAN, edit(9, "    return a + b"), edit(4, "    return a + b")])
+    result, llm, _ = run("thought-patch", [PLAN, edit(9, "    return a + b"), edit(3, "    return a + b")])
     assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "passed")]
-    assert "the function's lines 1-4" in llm.calls[2][-1].content and PLAN in llm.calls[2][-1].content
+    assert "the function's lines 1-3" in llm.calls[2][-1].content and PLAN in llm.calls[2][-1].content
     assert len(llm.calls) == 3, "a retried patch keeps its plan: no new thought"
 
 
 def test_an_edit_that_breaks_the_syntax_goes_back_to_patch():
-    result, llm, _ = run("thought-patch", [PLAN, edit(4, "    return a +"), edit(4, "    return a + b")])
+    result, llm, _ = run("thought-patch", [PLAN, edit(3, "    return a +"), edit(3, "    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
     assert "does not parse" in llm.calls[2][-1].content
 
 
 def test_a_failing_patch_goes_back_to_thought_with_its_history():
-    answers = [PLAN, edit(4, "    return a * b"), "Try addition.", edit(4, "    return a + b")]
+    answers = [PLAN, edit(3, "    return a * b"), "Try addition.", edit(3, "    return a + b")]
     result, llm, harness = run("thought-patch", answers)
     assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "failed"), ("patch", "passed")]
     second_thought = llm.calls[2][-1].content
@@ -70,7 +70,7 @@ def test_a_failing_patch_goes_back_to_thought_with_its_history():
 
 
 def test_a_patch_that_gives_code_already_tried_goes_back_to_thought_hotter():
-    answers = [PLAN, edit(4, "    return a - b"), "Then add.", edit(4, "    return a + b")]
+    answers = [PLAN, edit(3, "    return a - b"), "Then add.", edit(3, "    return a + b")]
     result, llm, harness = run("thought-patch", answers)
     assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "repeat"), ("patch", "passed")]
     assert "already tried (the original (buggy) function)" in llm.calls[2][-1].content
@@ -78,7 +78,7 @@ def test_a_patch_that_gives_code_already_tried_goes_back_to_thought_hotter():
 
 
 def test_the_thought_patch_budget_counts_patches():
-    answers = [PLAN, edit(4, "    return a * b"), PLAN, edit(4, "    return b - a"), PLAN, edit(4, "    return a + b")]
+    answers = [PLAN, edit(3, "    return a * b"), PLAN, edit(3, "    return b - a"), PLAN, edit(3, "    return a + b")]
     result, llm, _ = run("thought-patch", answers, iterations=2)
     assert result.stop_reason == "iterations" and len(result.attempts) == 2 and len(llm.calls) == 4
 
@@ -146,7 +146,7 @@ def test_a_model_without_tools_is_a_clear_error():
 
 # -- shared -----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("agent, answers", [("reflect", [FIXED]), ("thought-patch", [PLAN, edit(4, "    return a + b")]),
+@pytest.mark.parametrize("agent, answers", [("reflect", [FIXED]), ("thought-patch", [PLAN, edit(3, "    return a + b")]),
                                             ("tool-call", [tool("def add(a, b):\n    return a + b")])])
 def test_few_shot_examples_join_every_designs_system_prompt_only_when_asked(agent, answers):
     for few_shot in (False, True):

@@ -148,7 +148,7 @@ def code_hash(code: str) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 
-def docstring_lines(code: str) -> tuple[int, int] | None:
+def _docstring_lines(code: str) -> tuple[int, int] | None:
     try:
         node = find_function(ast.parse(code), _name(code))
     except (SyntaxError, StopIteration):  # a broken target shows its docstring inline
@@ -169,11 +169,11 @@ def _squash(line: str) -> str:
 
 
 def _with_original_docstring(cand: list[str], cand_code: str, orig: list[str], orig_code: str) -> list[str]:
-    doc_o = docstring_lines(orig_code)
+    doc_o = _docstring_lines(orig_code)
     if not doc_o:
         return cand
     doc = orig[doc_o[0] - 1:doc_o[1]]
-    doc_c = docstring_lines(cand_code)
+    doc_c = _docstring_lines(cand_code)
     if doc_c:
         return cand[:doc_c[0] - 1] + doc + cand[doc_c[1]:]
     start = _body_start(cand_code)
@@ -300,7 +300,7 @@ def function_source(module: str, name: str) -> str:
 def split_docstring(source: str) -> tuple[str, str]:
     """(the function without its docstring, the docstring's text). Shown apart, the model cannot echo it."""
     source = textwrap.dedent(source)
-    span = docstring_lines(source)
+    span = _docstring_lines(source)
     if span is None:
         return source, ""
     node = find_function(ast.parse(source), _name(source))

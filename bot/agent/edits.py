@@ -4,16 +4,16 @@
                {"op": "insert", "after": 7, "code": "    if not xs:\\n        return 0"},
                {"op": "delete", "start": 9, "end": 10}]}
 
-Line numbers are the original function's (1 = the `def` line) and stay the same on every try, so the
-history of earlier patches keeps its meaning. Every problem is an `EditError` whose message is written for
-the model: it goes back to the Patch node as the reason.
+Line numbers are those of the original function shown without its docstring (1 = the `def` line), numbered
+one after another: a view with gaps made the model count lines itself and miss. They stay the same on every
+try, so the history of earlier patches keeps its meaning. Every problem is an `EditError` whose message is
+written for the model: it goes back to the Patch node as the reason.
 """
 from __future__ import annotations
 
 import json
 import re
 import textwrap
-from dataclasses import dataclass
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -51,26 +51,10 @@ _EDITS = TypeAdapter(list[Edit])
 _JSON = re.compile(r"```(?:json)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
 
 
-@dataclass(frozen=True)
-class Numbered:
-    """The function shown with line numbers; the docstring's lines are hidden and may not be edited."""
-
-    text: str
-    protected: range  # the docstring's line numbers (empty when there is none)
-
-
-def numbered(source: str, docstring: range = range(0)) -> Numbered:
+def numbered(source: str) -> str:
     lines = source.rstrip("\n").splitlines()
     width = len(str(len(lines)))
-    out = []
-    for n, line in enumerate(lines, 1):
-        if n in docstring:
-            if n == docstring.start:
-                where = f"lines {n}-{docstring.stop - 1}" if len(docstring) > 1 else f"line {n}"
-                out.append(f"{'':>{width}} | (docstring: {where}, not shown)")
-            continue
-        out.append(f"{n:>{width}} | {line}")
-    return Numbered("\n".join(out), docstring)
+    return "\n".join(f"{n:>{width}} | {line}" for n, line in enumerate(lines, 1))
 
 
 def parse_edits(text: str) -> list[Replace | Insert | Delete]:
@@ -119,17 +103,23 @@ def _place(code: str, indent: str, rebase: bool) -> list[str]:
     return lines
 
 
-def apply_edits(source: str, edits: list[Replace | Insert | Delete], protected: range = range(0)) -> str:
-    """Apply edits that refer to the original's line numbers; they may not overlap or touch `protected`."""
+def _indent_at(lines: list[str], start: int, end: int) -> str:
+    """The indentation of line `start`; of the next code line when it is blank (a blank line has none)."""
+    for line in lines[start - 1:] + lines[:start - 1][::-1]:
+        if line.strip():
+            return _indent_of(line)
+    return ""
+
+
+def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
+    """Apply edits that refer to `source`'s line numbers; they may not overlap or change the `def` line."""
     lines = source.rstrip("\n").splitlines()
     n = len(lines)
     spans: list[tuple[int, int, int, list[str]]] = []  # (first line replaced, last, order, new lines)
     for i, e in enumerate(edits, 1):
         if isinstance(e, Insert):
-            if not 0 <= e.after <= n:
+            if not 1 <= e.after <= n:
                 raise EditError(f"edit {i}: insert after line {e.after}, but the function has lines 1-{n}")
-            if e.after == 0 or e.after in protected and e.after != protected.stop - 1:
-                raise EditError(f"edit {i}: cannot insert after line {e.after}; insert after a code line")
             anchor = lines[e.after - 1]
             indent = _indent_of(anchor) + ("    " if anchor.rstrip().endswith(":") else "")
             spans.append((e.after + 1, e.after, i, _place(e.code, indent, rebase=False)))
@@ -138,9 +128,7 @@ def apply_edits(source: str, edits: list[Replace | Insert | Delete], protected: 
             raise EditError(f"edit {i}: lines {e.start}-{e.end} are not a range of the function's lines 1-{n}")
         if e.start == 1:
             raise EditError(f"edit {i}: line 1 is the `def` line; keep the name and parameters")
-        if protected and e.start < protected.stop and e.end >= protected.start:
-            raise EditError(f"edit {i}: lines {protected.start}-{protected.stop - 1} are the docstring; edit code lines")
-        new = [] if isinstance(e, Delete) else _place(e.code, _indent_of(lines[e.start - 1]), rebase=True)
+        new = [] if isinstance(e, Delete) else _place(e.code, _indent_at(lines, e.start, e.end), rebase=True)
         spans.append((e.start, e.end, i, new))
     spans.sort(key=lambda s: (s[0], s[1], s[2]))
     for (a_start, a_end, a_i, _), (b_start, _, b_i, _) in zip(spans, spans[1:]):

@@ -6,8 +6,9 @@ plan into JSON line edits, which fixbot applies to the original function before 
                  └──┘  (an edit that does not apply goes back to patch, with the reason)
     patch ──► thought  (the edit gives code already tried: think again, hotter)
 
-Edits always refer to the original function's line numbers, so the history of earlier patches that the
-Thought node reads keeps its meaning. One iteration is one patch (the candidate); the thought before it is
+Both nodes see the original function without its docstring (the docstring is shown apart, as the spec), its
+lines numbered one after another; edits always refer to those numbers, so the history of earlier patches that
+the Thought node reads keeps its meaning. The faithful merge puts the docstring back. One iteration is one patch (the candidate); the thought before it is
 counted in that attempt's tokens and latency, and in the token and time budgets.
 """
 from __future__ import annotations
@@ -19,16 +20,16 @@ from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 
 from . import prompts
-from .code import docstring_lines, split_docstring
+from .code import split_docstring
 from .context import REPEAT_BOOST, AgentContext
-from .edits import EditError, Numbered, apply_edits, numbered, parse_edits
+from .edits import EditError, apply_edits, numbered, parse_edits
 from .nodes import ask, candidate, spent
 from .state import AgentState, Cost, Problem
 
 
-def _numbered(source: str) -> Numbered:
-    span = docstring_lines(source)
-    return numbered(source, range(span[0], span[1] + 1) if span else range(0))
+def _view(ctx: AgentContext) -> str:
+    """What the line numbers refer to: the original function without its docstring."""
+    return split_docstring(ctx.target.source)[0]
 
 
 def _situation(state: AgentState, ctx: AgentContext) -> str:
@@ -51,7 +52,7 @@ def _tried(state: AgentState, ctx: AgentContext) -> list[str]:
 def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
     last = state["attempts"][-1] if state["attempts"] else None
-    messages = prompts.thought(ctx.target, ctx.failure, _numbered(ctx.target.source).text, _tried(state, ctx),
+    messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), _tried(state, ctx),
                                _situation(state, ctx), state.get("hints", []))
     done, _ = ask(messages, state, ctx, boost=REPEAT_BOOST if last and last.outcome == "repeat" else 0.0)
     return {"plan": done.text.strip(), "plan_cost": Cost(done.prompt_tokens, done.completion_tokens, done.latency_s),
@@ -60,17 +61,17 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
 
 def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
-    view = _numbered(ctx.target.source)
+    view = _view(ctx)
     pending = state.get("pending")
     error = pending.detail if pending is not None and pending.problem in ("patch", "syntax", "signature") else ""
     last = state["attempts"][-1] if state["attempts"] else None
     boost = REPEAT_BOOST if last and last.outcome == "repeat" else 0.0  # the same code again: vary both calls
-    done, temp = ask(prompts.patch(ctx.target, view.text, state.get("plan", ""), error), state, ctx, boost)
+    done, temp = ask(prompts.patch(ctx.target, numbered(view), state.get("plan", ""), error), state, ctx, boost)
     code: str | None = None
     problem: Problem | None = None
     detail = ""
     try:
-        code = apply_edits(ctx.target.source, parse_edits(done.text), view.protected)
+        code = apply_edits(view, parse_edits(done.text))
         ast.parse(code)
     except EditError as exc:
         code, problem, detail = None, "patch", str(exc)
