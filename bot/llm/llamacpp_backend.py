@@ -1,6 +1,7 @@
 """In-process GGUF inference with llama-cpp-python; `llamacpp:bundled` is fixbot's default model."""
 from __future__ import annotations
 
+import json
 import os
 import threading
 import time
@@ -8,6 +9,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .bundled import LOCAL_EXTRA
+from .chatml_tools import render
 from .errors import LLMRequestFailed, ModelUnavailable
 from .gguf_files import check_gguf, resolve_gguf
 from .spec import ModelSpec
@@ -80,31 +82,28 @@ class LlamaCppLLM:
 
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
                             max_tokens: int = 512, seed: int | None = None) -> Completion:
-        """Through llama-cpp-python's `chatml-function-calling` format (Qwen's chat format is ChatML), with the
-        first tool required: that format's automatic choice cannot write a plain message (its follow-up grammar
-        allows only a function name), and the required call's arguments are grammar-constrained to the tool's
-        JSON Schema. The format has no tool role, so tool results go in as user turns."""
-        from llama_cpp.llama_chat_format import chatml_function_calling
+        """In llama-cpp-python's `chatml-function-calling` format (Qwen's chat format is ChatML), rendered by
+        bot/llm/chatml_tools.py because the library's handler HTML-escapes every message. The first tool's call is
+        required and its arguments are constrained by a grammar made from the tool's JSON Schema, as that
+        handler does for a named tool (its automatic choice cannot write a plain message)."""
+        from llama_cpp.llama_grammar import LlamaGrammar
 
-        msgs = [_chatml(m) for m in check_messages(messages)]
-        wire = [t.to_dict() for t in tools]
+        tool = tools[0]
+        prompt = render(check_messages(messages), tools, tool.name)
         start = time.monotonic()
         with self._lock:
-            if seed is not None:  # the handler takes no seed of its own
-                self._llama.set_seed(seed)
             try:
-                out: Any = chatml_function_calling(llama=self._llama, messages=msgs, tools=wire,
-                                                   tool_choice={"type": "function", "function": {"name": tools[0].name}},
-                                                   temperature=temperature, max_tokens=max_tokens)
+                grammar = LlamaGrammar.from_json_schema(json.dumps(tool.parameters), verbose=False)
+                out: Any = self._llama.create_completion(prompt=prompt, temperature=temperature, max_tokens=max_tokens,
+                                                         stop=["<|im_end|>"], grammar=grammar, seed=seed)
             except ValueError as exc:
                 raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
         choice = out["choices"][0]
         usage = out.get("usage") or {}
-        calls = tuple(ToolCall(c.get("id", ""), c["function"]["name"], c["function"]["arguments"])
-                      for c in choice["message"].get("tool_calls") or ())
-        return Completion(text=choice["message"].get("content") or "", prompt_tokens=usage.get("prompt_tokens", 0),
+        call = ToolCall(f"call_{out.get('id', '')}", tool.name, choice["text"])
+        return Completion(text="", prompt_tokens=usage.get("prompt_tokens", 0),
                           completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
-                          model=self.name, finish_reason=choice.get("finish_reason"), tool_calls=calls)
+                          model=self.name, finish_reason="tool_calls", tool_calls=(call,))
 
     def reset(self) -> None:
         """Forget the cached prefix, so the next call evaluates its whole prompt (benchmarks use this)."""
@@ -123,8 +122,3 @@ class LlamaCppLLM:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-
-def _chatml(m: Message) -> dict[str, Any]:
-    if m.role == "tool":
-        return {"role": "user", "content": f"Result of the call:\n{m.content}"}
-    return m.to_dict()
