@@ -117,8 +117,18 @@ def test_arguments_that_are_not_json_are_answered_without_running():
 def test_code_already_tried_is_not_run_and_raises_the_temperature():
     result, llm, harness = run("tool-call", [tool(BUGGY), tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["repeat", "passed"] and len(harness.checked) == 1
-    assert "NOT RUN: the same code as the original (buggy) function" in llm.calls[1][-1].content
+    assert "NOT RUN: the same code as the original (buggy) function, which fails:\nassert add(2, 3) == 5" \
+        in llm.calls[1][-1].content
     assert result.attempts[1].temperature >= 0.4
+
+
+def test_untested_answers_are_not_shown_again_so_the_model_does_not_copy_them():
+    answers = [tool("def add(a, b):\n    return a * b"), tool(BUGGY), tool(BUGGY), tool("def add(a, b):\n    return a + b")]
+    result, llm, _ = run("tool-call", answers)
+    assert [a.outcome for a in result.attempts] == ["failed", "repeat", "repeat", "passed"]
+    last = llm.calls[-1]
+    assert [m.role for m in last] == ["system", "user", "assistant", "tool", "assistant", "tool"]
+    assert last[3].content.startswith("FAILED") and "the same code as the original" in last[5].content
 
 
 def test_old_turns_are_summed_up_so_the_conversation_stays_short():

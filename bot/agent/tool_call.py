@@ -5,8 +5,9 @@
      │ ▲
      └─┘  (no call, arguments that are not JSON, code already tried: answered without running, hotter on a repeat)
 
-The conversation is the task, then (assistant call, tool result) pairs; only the latest MAX_TURNS pairs are
-sent, the older ones summed up in a line each, so ten tries fit the bundled model's 4096-token context.
+The conversation is the task, then (assistant call, tool result) pairs: the latest MAX_TURNS tested ones and the
+newest pair in full, older failures summed up in a line each, so ten tries fit the bundled model's 4096-token
+context. Untested answers (NOT RUN) are not kept: shown again and again, the same code is what the model copies.
 """
 from __future__ import annotations
 
@@ -36,19 +37,36 @@ RUN_TESTS = Tool(
                 "required": ["explanation", "code"]})
 
 
-def _result(call: Message, last: Attempt, name: str) -> Message:
+def _failure_of(label: str, attempts: list[Attempt], ctx: AgentContext) -> str:
+    """The failure of the code a repeat repeats: "the original (buggy) function" or "attempt N"."""
+    if label.startswith("attempt "):
+        n = int(label.split()[1])
+        return next((a.feedback for a in attempts if a.iteration == n and a.outcome in ("failed", "timeout")), "")
+    return ctx.failure.summary
+
+
+def _result(call: Message, attempts: list[Attempt], ctx: AgentContext) -> Message:
     """What the model reads after its turn: the test result, or why nothing was run."""
+    last = attempts[-1]
     if last.outcome in ("failed", "timeout"):
         text = f"FAILED\n{last.feedback.strip()}"
-    elif last.outcome == "repeat":
-        text = f"NOT RUN: the same code as {last.feedback}, which fails. Find a different fix."
+    elif last.outcome == "repeat":  # with the failure again: "find a different fix" alone got the same code back
+        text = (f"NOT RUN: the same code as {last.feedback}, which fails:\n"
+                f"{_failure_of(last.feedback, attempts, ctx).strip()}\nChange the line that causes this failure.")
     elif last.outcome == "signature":
         text = f"NOT RUN: {last.feedback}."
     else:
-        text = f"NOT RUN: {last.feedback}. Send the whole function `{name}` as `code`."
+        text = f"NOT RUN: {last.feedback}. Send the whole function `{ctx.target.name}` as `code`."
     if call.tool_calls:
         return Message("tool", text, tool_call_id=call.tool_calls[0].id)
     return Message("user", f"{text} Call run_tests.")
+
+
+def _window(turns: list[tuple[Message, Message]]) -> list[tuple[Message, Message]]:
+    """The exchanges sent in full: tested ones, and the latest whatever it was. An untested answer shown again
+    and again (the same code three times) is what the model then copies."""
+    tested = [t for t in turns[:-1] if not t[1].content.startswith("NOT RUN")]
+    return (tested + turns[-1:])[-MAX_TURNS:]
 
 
 def _arguments(raw: str, name: str, original: str) -> tuple[str | None, Problem | None, str]:
@@ -67,11 +85,13 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
     turns = list(state.get("turns") or [])
     if state.get("open_call") is not None:
-        turns.append((state["open_call"], _result(state["open_call"], state["attempts"][-1], ctx.target.name)))
-    dropped = len(turns) - MAX_TURNS
-    tried = prompts.history(ctx.target, list(state["attempts"][:dropped]), skip_last=False) if dropped > 0 else ""
+        turns.append((state["open_call"], _result(state["open_call"], state["attempts"], ctx)))
+    shown = _window(turns)
+    failed = [a for a in state["attempts"] if a.code and a.outcome in ("failed", "timeout")]
+    unseen = failed[:len(failed) - sum(not r.content.startswith("NOT RUN") for _, r in shown)]
+    tried = prompts.history(ctx.target, unseen, skip_last=False) if unseen else ""
     messages = prompts.tool_task(ctx.target, ctx.failure, state.get("hints", []), tried)
-    for assistant, result in turns[-MAX_TURNS:]:
+    for assistant, result in shown:
         messages += [assistant, result]
     last = state["attempts"][-1] if state["attempts"] else None
     done, temp = ask(messages, state, ctx, REPEAT_BOOST if last and last.outcome == "repeat" else 0.0,
