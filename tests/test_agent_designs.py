@@ -57,7 +57,7 @@ def test_an_edit_that_does_not_apply_goes_back_to_patch_with_the_reason():
 def test_an_edit_that_breaks_the_syntax_goes_back_to_patch():
     result, llm, _ = run("thought-patch", [PLAN, edit(3, "    return a +"), edit(3, "    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
-    assert "does not parse" in llm.calls[2][-1].content
+    assert "does not parse: line 3: invalid syntax\n        return a +\n" in llm.calls[2][-1].content
 
 
 def test_a_failing_patch_goes_back_to_thought_with_its_history():

@@ -76,7 +76,9 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     except EditError as exc:
         code, problem, detail = None, "patch", str(exc)
     except SyntaxError as exc:
-        problem, detail = "syntax", f"the edited function does not parse: line {exc.lineno}: {exc.msg}"
+        bad = (exc.text or "").rstrip()  # the line itself: the error alone got the same edit back, again and again
+        problem, detail = "syntax", (f"the edited function does not parse: line {exc.lineno}: {exc.msg}"
+                                     + (f"\n    {bad}" if bad else ""))
         code = None
     update = candidate("patch", done, temp, code, problem, detail, state, ctx, before=state.get("plan_cost", Cost()))
     update["plan_cost"] = Cost()  # counted once, in this attempt
