@@ -81,3 +81,8 @@ def test_replacing_a_blank_line_takes_the_indentation_of_the_code_that_follows()
 def test_a_replacement_keeps_the_replaced_lines_indentation_and_its_own_relative_one():
     fixed = edit('{"edits": [{"op": "replace", "start": 4, "end": 5, "code": "  if x > 0:\\n      out += x"}]}')
     assert "        if x > 0:\n            out += x\n" in fixed
+
+
+def test_a_replacement_that_repeats_the_def_line_unchanged_starts_after_it():
+    fixed = edit('{"edits": [{"op": "replace", "start": 1, "end": 2, "code": "def total(xs):\\n    out = 1"}]}')
+    assert fixed.startswith("def total(xs):\n    out = 1\n    for x in xs:")

@@ -126,6 +126,9 @@ def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
             continue
         if not 1 <= e.start <= e.end <= n:
             raise EditError(f"edit {i}: lines {e.start}-{e.end} are not a range of the function's lines 1-{n}")
+        if e.start == 1 and isinstance(e, Replace) and e.end > 1 and e.code.splitlines()[:1] \
+                and e.code.splitlines()[0].strip() == lines[0].strip():
+            e = Replace(op="replace", start=2, end=e.end, code="\n".join(e.code.splitlines()[1:]))  # def line as is
         if e.start == 1:
             raise EditError(f"edit {i}: line 1 is the `def` line; keep the name and parameters")
         new = [] if isinstance(e, Delete) else _place(e.code, _indent_at(lines, e.start, e.end), rebase=True)

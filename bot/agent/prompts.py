@@ -127,13 +127,13 @@ def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
 THOUGHT_SYSTEM = """You find the bug in one Python function whose tests fail.
 The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.
 Reply in at most three short sentences and no code: the root cause (which line is wrong, and why),
-then the concrete fix (exactly what that line should become)."""
+then the concrete fix (exactly what that line should become). Name lines by their numbers."""
 
 PATCH_SYSTEM = """You turn a fix plan into an edit of a Python function's numbered lines.
-Reply with JSON only, in this form:
-{"edits": [{"op": "replace", "start": 4, "end": 4, "code": "    return a + b"}]}
-Operations: "replace" lines start..end with code; "insert" code after line N: {"op": "insert", "after": N, "code": "..."};
-"delete" lines start..end: {"op": "delete", "start": N, "end": M}.
+Reply with JSON only, in this form, where N and M are line numbers of the function you are shown:
+{"edits": [{"op": "replace", "start": N, "end": M, "code": "    new code"}]}
+Operations: "replace" lines N..M with code; "insert" code after line N: {"op": "insert", "after": N, "code": "..."};
+"delete" lines N..M: {"op": "delete", "start": N, "end": M}.
 "code" is the new source text with its indentation; several lines are joined with \\n. Edit as few lines as you can."""
 
 
@@ -150,7 +150,8 @@ def patch(target: Target, numbered: str, plan: str, error: str = "") -> list[Mes
     retry = f"\nYour last edit could not be applied: {error.strip()}\nSend a corrected edit.\n" if error else ""
     return [Message("system", PATCH_SYSTEM),
             Message("user", f"The function `{target.name}`, with line numbers:\n```\n{numbered}\n```\n\n"
-                            f"The fix plan:\n{plan.strip()}\n{retry}\nReply with the JSON edit.")]
+                            f"The fix plan:\n{plan.strip()}\n{retry}\nIts lines are 1-{numbered.count(chr(10)) + 1}; "
+                            "line 1 is the `def` line. Reply with the JSON edit.")]
 
 
 TOOL_SYSTEM = """You repair one buggy Python function so that its tests pass.
