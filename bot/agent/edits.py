@@ -60,7 +60,7 @@ def numbered(source: str) -> str:
 def parse_edits(text: str) -> list[Replace | Insert | Delete]:
     """The edits in a model's answer: bare JSON or fenced, an object with "edits" or a bare list."""
     blocks = [m.group(1) for m in _JSON.finditer(text)] or [text]
-    data = None
+    data, error = None, None
     for block in blocks:
         candidate = block.strip()
         start = min((i for i in (candidate.find("{"), candidate.find("[")) if i >= 0), default=-1)
@@ -72,7 +72,7 @@ def parse_edits(text: str) -> list[Replace | Insert | Delete]:
         except ValueError as exc:
             error = exc
     if data is None:
-        raise EditError(f"the answer is not JSON ({error})" if "error" in locals() else
+        raise EditError(f"the answer is not JSON ({error})" if error is not None else
                         'the answer holds no JSON object; reply with {"edits": [...]}')
     if isinstance(data, dict):
         data = data.get("edits", [data] if "op" in data else None)

@@ -19,7 +19,7 @@ from ..llm.errors import ToolsUnsupported
 from ..llm.types import Completion, Message, Tool, ToolLLM
 from . import prompts
 from .code import changed_lines, code_hash, faithful, signature_problem
-from .context import AgentContext, temperature
+from .context import REPEAT_BOOST, AgentContext, temperature
 from .search import search as search_around
 from .state import AgentState, Cost, Pending, Problem
 from .types import Attempt, Node, StopReason
@@ -39,6 +39,12 @@ def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: fl
     if not isinstance(ctx.llm, ToolLLM):
         raise ToolsUnsupported(f"{getattr(ctx.llm, 'name', type(ctx.llm).__name__)} cannot call tools")
     return ctx.llm.complete_with_tools(messages, tools, **options), temp
+
+
+def repeat_boost(state: AgentState) -> float:
+    """The temperature added after an answer that repeated code already tried: ask again, differently."""
+    last = state["attempts"][-1] if state["attempts"] else None
+    return REPEAT_BOOST if last is not None and last.outcome == "repeat" else 0.0
 
 
 def candidate(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,

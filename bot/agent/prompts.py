@@ -63,14 +63,18 @@ def change(before: str, after: str) -> str:
     return "; ".join(line.strip() if len(line) < 90 else line[:87] + "..." for line in diff[:4]) or "no change"
 
 
+def tried_lines(target: Target, attempts: list[Attempt]) -> list[str]:
+    """Each tested attempt that failed, in a line: what it changed, and how it failed."""
+    return [f"- {change(target.source, a.code or '')}  => {a.feedback.splitlines()[0] if a.feedback else a.outcome}"
+            for a in attempts if a.code and a.outcome in ("failed", "timeout")]
+
+
 def history(target: Target, attempts: list[Attempt], skip_last: bool = True) -> str:
     """Earlier failing attempts, a line each; the latest is skipped when the prompt shows it in full."""
-    tried = [a for a in attempts if a.code and a.outcome in ("failed", "timeout")][:-1 if skip_last else None]
-    if not tried:
+    lines = tried_lines(target, attempts)[:-1 if skip_last else None]
+    if not lines:
         return ""
-    lines = [f"- {change(target.source, a.code or '')}  => {a.feedback.splitlines()[0] if a.feedback else a.outcome}"
-             for a in tried[-4:]]
-    return "Earlier attempts that also failed (do not repeat them):\n" + "\n".join(lines)
+    return "Earlier attempts that also failed (do not repeat them):\n" + "\n".join(lines[-4:])
 
 
 def _edit(before: str, after: str) -> str:

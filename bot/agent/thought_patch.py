@@ -21,9 +21,9 @@ from langgraph.runtime import Runtime
 
 from . import prompts
 from .code import split_docstring
-from .context import REPEAT_BOOST, AgentContext
+from .context import AgentContext
 from .edits import EditError, apply_edits, numbered, parse_edits
-from .nodes import ask, candidate, spent
+from .nodes import ask, candidate, repeat_boost, spent
 from .state import AgentState, Cost, Problem
 
 
@@ -43,18 +43,11 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
     return f"The last patch gave this code, which still fails:\n```python\n{code}\n```\n{state['feedback'].strip()}"
 
 
-def _tried(state: AgentState, ctx: AgentContext) -> list[str]:
-    failed = [a for a in state["attempts"] if a.code and a.outcome in ("failed", "timeout")]
-    return [f"- {prompts.change(ctx.target.source, a.code or '')}  => "
-            f"{a.feedback.splitlines()[0] if a.feedback else a.outcome}" for a in failed]
-
-
 def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
-    last = state["attempts"][-1] if state["attempts"] else None
-    messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), _tried(state, ctx),
+    messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), prompts.tried_lines(ctx.target, state["attempts"]),
                                _situation(state, ctx), state.get("hints", []))
-    done, _ = ask(messages, state, ctx, boost=REPEAT_BOOST if last and last.outcome == "repeat" else 0.0)
+    done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
     return {"plan": done.text.strip(), "plan_cost": Cost(done.prompt_tokens, done.completion_tokens, done.latency_s),
             "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
 
@@ -64,9 +57,9 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     view = _view(ctx)
     pending = state.get("pending")
     error = pending.detail if pending is not None and pending.problem in ("patch", "syntax", "signature") else ""
-    last = state["attempts"][-1] if state["attempts"] else None
-    boost = REPEAT_BOOST if last and last.outcome == "repeat" else 0.0  # the same code again: vary both calls
-    done, temp = ask(prompts.patch(ctx.target, numbered(view), state.get("plan", ""), error), state, ctx, boost)
+    # after a repeat both calls are hotter: a new plan alone came back as the same code
+    done, temp = ask(prompts.patch(ctx.target, numbered(view), state.get("plan", ""), error), state, ctx,
+                     repeat_boost(state))
     code: str | None = None
     problem: Problem | None = None
     detail = ""

@@ -20,8 +20,8 @@ from langgraph.runtime import Runtime
 from ..llm.types import Message, Tool
 from . import prompts
 from .code import extract_function
-from .context import REPEAT_BOOST, AgentContext
-from .nodes import ask, candidate, spent
+from .context import AgentContext
+from .nodes import ask, candidate, repeat_boost, spent
 from .state import AgentState, Problem
 from .types import Attempt
 
@@ -93,9 +93,7 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     messages = prompts.tool_task(ctx.target, ctx.failure, state.get("hints", []), tried)
     for assistant, result in shown:
         messages += [assistant, result]
-    last = state["attempts"][-1] if state["attempts"] else None
-    done, temp = ask(messages, state, ctx, REPEAT_BOOST if last and last.outcome == "repeat" else 0.0,
-                     tools=[RUN_TESTS])
+    done, temp = ask(messages, state, ctx, repeat_boost(state), tools=[RUN_TESTS])
     runs = [c for c in done.tool_calls if c.name == RUN_TESTS.name]
     if runs:
         code, problem, detail = _arguments(runs[0].arguments, ctx.target.name, ctx.target.source)
