@@ -8,7 +8,7 @@ and median changed lines.
 
     .venv/bin/python bench/agents.py [--agents reflect,thought-patch,tool-call] [--few-shot off|on|both]
         [--subset stratified:0.35] [--seed 0] [--protocol tests] [--iterations 10] [--model llamacpp:bundled]
-        [--data FILE] [--out DIR] [--json]
+        [--data FILE] [--workers 2] [--out DIR] [--json]
 """
 from __future__ import annotations
 
@@ -35,7 +35,7 @@ def run_leg(agent: str, few_shot: bool, args: argparse.Namespace) -> dict:
     out = args.out / f"{args.protocol}-{args.subset.replace(':', '')}-s{args.seed}-k{args.iterations}-{name}"
     cmd = [sys.executable, "-m", "bot.cli.main", "eval", "--data", str(args.data), "--protocol", args.protocol,
            "--iterations", str(args.iterations), "--model", args.model, "--agent", agent, "--subset", args.subset,
-           "--seed", str(args.seed), "--out", str(out)] + (["--few-shot"] if few_shot else [])
+           "--seed", str(args.seed), "--workers", str(args.workers), "--out", str(out)] + (["--few-shot"] if few_shot else [])
     print(f"\n== {name}: {' '.join(cmd[3:])}", file=sys.stderr, flush=True)
     proc = subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
     if proc.returncode != 0:
@@ -61,6 +61,9 @@ def main() -> int:
     parser.add_argument("--iterations", type=int, default=10)
     parser.add_argument("--model", default="llamacpp:bundled")
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
+    parser.add_argument("--workers", type=int, default=2,
+                        help="tasks at once, each with a model process of its own (default 2: on 2 cores, two "
+                             "1-thread llama.cpp processes generate 1.2x the tokens of one 2-thread process)")
     parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "fixbot" / "bench-agents")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()

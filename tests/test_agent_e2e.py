@@ -2,6 +2,8 @@
 and the fix is the one-line change the bug needs (its docstring and untouched lines byte-identical)."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bot.agent import Budgets
@@ -43,3 +45,17 @@ def test_the_other_two_designs_repair_it_too(agent, node, bundled_llm, tasks, do
     assert result.fixed_by == "model" and result.attempts[-1]["node"] == node
     removed = [line for line in result.diff.splitlines() if line.startswith("-") and not line.startswith("---")]
     assert removed == ["-    return number % 1.0 + 1.0"] and result.changed_lines == 1
+
+
+def test_eval_with_two_workers_runs_the_bundled_model_in_two_processes(shared_data, tmp_path, sandbox_image):
+    """`fixbot eval --workers 2` with a llamacpp: model: one model process per worker, 1 thread each (2 cores),
+    two tasks at once; both one-line bugs are repaired and recorded."""
+    from .conftest import run_fixbot
+
+    out = tmp_path / "run"
+    result = run_fixbot("eval", "--data", str(shared_data / "humanevalpack-python.jsonl"), "--tasks", "2,4",
+                        "--iterations", "3", "--workers", "2", "--out", str(out), timeout=800)
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["n_tasks"], summary["passed"], summary["errors"]) == (2, 2, 0), summary
+    assert summary["model_calls"] >= 2

@@ -41,8 +41,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
             print(line)
         print(f"selfcheck: {len(tasks)} tasks, {len(problems)} mismatch(es)")
         return 1 if problems else 0
-    if args.model.startswith("llamacpp:") and args.workers > 1:
-        print("fixbot: an in-process model answers one call at a time: --workers set to 1", file=sys.stderr)
+    if args.model.startswith("transformers:") and args.workers > 1:
+        print("fixbot: a transformers: model answers one call at a time: --workers set to 1", file=sys.stderr)
         args.workers = 1
     out = args.out or out_dir_default(args.model, args.protocol, args.iterations)
     if args.search_mutants < 1:
@@ -59,7 +59,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                           budgets=Budgets(iterations=args.iterations, wall_s=args.task_seconds))
     already = len(set(store.load()) & {t.task_id for t in tasks})
     # a search-only run (--iterations 0) never calls the model: it is not loaded
-    model = opened_model(args) if args.iterations else closing(LazyModel(args.model))
+    model = opened_model(args, workers=args.workers) if args.iterations else closing(LazyModel(args.model))
     with model as llm, open_sandbox_from(args) as sandbox, tqdm(total=len(tasks), initial=already, unit="task",
                                                    desc=f"eval {args.protocol}", file=sys.stderr) as bar:
         passed = [0]
@@ -106,7 +106,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--tasks", metavar="LIST", help="task numbers, e.g. 0,5,7")
     p.add_argument("--subset", metavar="stratified:F", help="the same fraction F of every bug type, e.g. stratified:0.35")
     p.add_argument("--seed", type=int, default=0, help="for --subset and the model's sampling (default 0)")
-    p.add_argument("--workers", type=int, default=1, metavar="N", help="tasks at once, for API backends (default 1)")
+    p.add_argument("--workers", type=int, default=1, metavar="N",
+                   help="tasks at once (default 1); a llamacpp: model then runs as N processes that share the cores")
     p.add_argument("--out", type=Path, metavar="DIR", help="results directory (default runs/eval/PROTOCOL-MODEL-kK)")
     p.add_argument("--selfcheck", action="store_true",
                    help="run every canonical (must pass) and buggy (must fail) solution: a harness check, no model")

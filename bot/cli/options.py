@@ -7,7 +7,9 @@ from typing import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
-from ..llm import DEFAULT_MODEL, LLM, open_llm
+from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
+from ..llm.llamacpp_backend import available_cores
+from ..llm.process_pool import ModelPool
 
 
 def add_model_args(parser: argparse.ArgumentParser) -> None:
@@ -20,9 +22,13 @@ def add_model_args(parser: argparse.ArgumentParser) -> None:
 
 
 @contextlib.contextmanager
-def opened_model(args: argparse.Namespace) -> Iterator[LLM]:
-    """The model for --model; an in-process one is freed on the way out, not noisily at interpreter exit."""
-    llm = open_llm(args.model, api_base=args.api_base, api_key=args.api_key)
+def opened_model(args: argparse.Namespace, workers: int = 1) -> Iterator[LLM]:
+    """The model for --model; an in-process one is freed on the way out, not noisily at interpreter exit.
+    With several workers a llamacpp: model runs as one process per worker, the cores split between them."""
+    if workers > 1 and parse_model_spec(args.model).kind == "llamacpp":
+        llm: LLM = ModelPool(args.model, workers, n_threads=max(1, available_cores() // workers))
+    else:
+        llm = open_llm(args.model, api_base=args.api_base, api_key=args.api_key)
     try:
         yield llm
     finally:

@@ -1,0 +1,138 @@
+"""One in-process model per worker, each in a process of its own, so `fixbot eval --workers N` runs N tasks
+at once with a local model.
+
+Why processes: a `Llama` object answers one call at a time, and two of them in threads of one process ended
+that process silently mid-generation here. Why it pays: on 2 cores, two 1-thread llama.cpp processes generated
+1.3x the tokens of one 2-thread process (the sandbox runs of one worker also overlap the other's model call).
+
+Each worker thread keeps the same process for all its calls, so llama.cpp's cached prompt prefix of a task
+is reused from one iteration to the next.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import signal
+import threading
+from multiprocessing.connection import Connection
+from typing import Any, Sequence
+
+from .errors import LLMError, LLMRequestFailed, ToolsUnsupported
+from .types import Completion, Message, Tool
+
+
+def _serve(spec: str, options: dict[str, Any], conn: Connection) -> None:
+    """The child: open the model, say whether that worked, then answer (method, args, kwargs) requests until
+    told to stop."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
+    from .spec import open_llm
+
+    try:
+        llm = open_llm(spec, **options)
+    except Exception as exc:
+        conn.send(("error", exc))
+        return
+    conn.send(("ok", None))
+    while True:
+        try:
+            request = conn.recv()
+        except EOFError:
+            break
+        if request is None:
+            break
+        method, args, kwargs = request
+        try:
+            conn.send(("ok", getattr(llm, method)(*args, **kwargs)))
+        except Exception as exc:
+            conn.send(("error", exc))
+    close = getattr(llm, "close", None)
+    if close:
+        close()
+
+
+class _Child:
+    def __init__(self, spec: str, options: dict[str, Any]) -> None:
+        ctx = multiprocessing.get_context("spawn")  # never fork a process that may hold threads or a model
+        self._conn, theirs = ctx.Pipe()
+        self._process = ctx.Process(target=_serve, args=(spec, options, theirs), daemon=True)
+        self._process.start()
+        theirs.close()
+
+    def answer(self) -> Any:
+        try:
+            status, value = self._conn.recv()
+        except (EOFError, OSError):
+            raise LLMRequestFailed(f"a model worker process ended (exit code {self._process.exitcode})") from None
+        if status == "error":
+            raise value
+        return value
+
+    def call(self, method: str, *args: Any, **kwargs: Any) -> Any:
+        try:
+            self._conn.send((method, args, kwargs))
+        except OSError:
+            raise LLMRequestFailed(f"a model worker process ended (exit code {self._process.exitcode})") from None
+        return self.answer()
+
+    def close(self) -> None:
+        try:
+            self._conn.send(None)
+        except OSError:
+            pass
+        self._process.join(timeout=30)
+        if self._process.is_alive():
+            self._process.terminate()
+            self._process.join(timeout=5)
+        self._conn.close()
+
+
+class ModelPool:
+    """`size` copies of the model `spec`, each in its own process; a calling thread keeps one copy for good.
+
+    There must be no more calling threads than copies (eval's thread pool has exactly `size` threads)."""
+
+    def __init__(self, spec: str, size: int, **options: Any) -> None:
+        if size < 1:
+            raise ValueError("a model pool needs at least one process")
+        self.name = spec
+        self._children = [_Child(spec, options) for _ in range(size)]  # they load at the same time
+        try:
+            for child in self._children:
+                child.answer()  # loaded, or the reason it could not be, as open_llm would have raised it
+        except BaseException:
+            self.close()
+            raise
+        self._free = list(self._children)
+        self._lock = threading.Lock()
+        self._local = threading.local()
+
+    def _mine(self) -> _Child:
+        child = getattr(self._local, "child", None)
+        if child is None:
+            with self._lock:
+                if not self._free:
+                    raise LLMError(f"more threads than the {len(self._children)} model processes of {self.name}")
+                child = self._local.child = self._free.pop()
+        return child
+
+    def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
+                 seed: int | None = None) -> Completion:
+        return self._mine().call("complete", list(messages), temperature=temperature, max_tokens=max_tokens,
+                                 seed=seed)
+
+    def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
+                            max_tokens: int = 512, seed: int | None = None) -> Completion:
+        try:
+            return self._mine().call("complete_with_tools", list(messages), list(tools), temperature=temperature,
+                                     max_tokens=max_tokens, seed=seed)
+        except AttributeError:
+            raise ToolsUnsupported(f"{self.name} cannot call tools") from None
+
+    def close(self) -> None:
+        for child in self._children:
+            child.close()
+
+    def __enter__(self) -> "ModelPool":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
