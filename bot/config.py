@@ -11,6 +11,7 @@ from typing import Any, Mapping, get_origin, get_type_hints
 
 import yaml
 
+from .agent.types import AGENTS
 from .errors import UserError
 from .llm import DEFAULT_MODEL
 
@@ -33,12 +34,14 @@ class Config:
     dry_run: bool = False
     wall_s: int = 1800  # time budget of one run
     search: bool = True  # the mutation search before and between model calls
+    agent: str = "reflect"  # the repair design: one of bot.agent.types.AGENTS
 
 
 KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
 # field name -> str, int, bool or tuple (for tuple[str, ...]): read off the dataclass, so the two cannot drift
 TYPES: dict[str, type] = {name: get_origin(hint) or hint for name, hint in get_type_hints(Config).items()}
 LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600)}
+CHOICES: dict[str, tuple[str, ...]] = {"agent": AGENTS}
 
 
 def _typed(key: str, name: str, value: Any, where: str) -> Any:
@@ -55,6 +58,8 @@ def _typed(key: str, name: str, value: Any, where: str) -> Any:
         raise BadConfig(f"{where}: `{key}` must be a whole number, not {value!r}")
     if want is str and not isinstance(value, str):
         raise BadConfig(f"{where}: `{key}` must be a string, not {value!r}")
+    if name in CHOICES and value not in CHOICES[name]:
+        raise BadConfig(f"{where}: `{key}` must be one of {', '.join(CHOICES[name])}, not {value!r}")
     low, high = LIMITS.get(name, (None, None))
     if low is not None and not low <= value <= high:
         raise BadConfig(f"{where}: `{key}` must be between {low} and {high}, not {value}")
@@ -89,7 +94,7 @@ def load_file(path: Path) -> Config:
 # Action input name -> config key; inputs arrive as strings (INPUT_<NAME> in the environment, hyphens kept)
 INPUTS = {"model": "model", "api-base": "api-base", "test-command": "test-command", "max-iterations": "iterations",
           "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run",
-          "search": "search"}
+          "search": "search", "agent": "agent"}
 
 
 def _from_text(key: str, text: str) -> Any:

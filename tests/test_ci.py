@@ -169,3 +169,12 @@ def test_the_action_image_runs_the_same_scenario_as_a_container(github_double, t
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert_one_fix_pr(github_double, world)
     assert "status<<" in (tmp_path / "commands" / "output").read_text()
+
+
+def test_ci_tool_call_design_needs_a_model_with_tools(github_double, tmp_path):
+    world = failed_run_world(github_double, tmp_path, model="transformers:Qwen/Qwen2.5-Coder-0.5B-Instruct")
+    (world["workspace"] / ".github").mkdir()
+    (world["workspace"] / ".github" / "fixbot.yml").write_text("agent: tool-call\n")
+    proc = run_fixbot("ci", env=world["env"])
+    assert proc.returncode == 2 and "cannot call tools" in proc.stderr and "Traceback" not in proc.stderr
+    assert github_double.writes() == []

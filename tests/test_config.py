@@ -41,3 +41,13 @@ def test_inputs_override_the_file(tmp_path):
     assert (out.iterations, out.labels, out.draft, out.model) == (5, ("fixbot", "ci"), False, Config().model)
     with pytest.raises(BadConfig, match="dry-run"):
         with_inputs(cfg, {"INPUT_DRY-RUN": "yes"})
+
+
+def test_the_agent_design_is_one_of_the_three(tmp_path):
+    assert Config().agent == "reflect"
+    assert load_file(write(tmp_path, "agent: thought-patch\n")).agent == "thought-patch"
+    assert with_inputs(Config(), {"INPUT_AGENT": "tool-call"}).agent == "tool-call"
+    with pytest.raises(BadConfig, match="`agent` must be one of reflect, thought-patch, tool-call, not 'react'"):
+        load_file(write(tmp_path, "agent: react\n"))
+    with pytest.raises(BadConfig, match="`agent` must be one of"):
+        with_inputs(Config(), {"INPUT_AGENT": "fast"})

@@ -29,6 +29,7 @@ from ..github.client import GitHubRepo, connect
 from ..github.publish import publish
 from ..github.redact import redact as redact_text
 from ..llm import parse_model_spec
+from ..llm.spec import require_tools
 from .fix_cmd import fix_checkout
 
 OUT_DIR = "fixbot-out"
@@ -70,7 +71,8 @@ def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
 def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
     return FixOptions(test_command=TestCommand.parse(config.test_command), log_failures=failures,
                       iterations=config.iterations, max_targets=config.max_targets, wall_s=config.wall_s,
-                      paths=config.paths, search=SearchOptions() if config.search else None)
+                      paths=config.paths, search=SearchOptions() if config.search else None,
+                      agent=config.agent)  # type: ignore[arg-type]  # checked against AGENTS when the config was read
 
 
 def _notice(io: RunnerIO, result: FixResult) -> None:
@@ -86,6 +88,8 @@ def run_ci(env: Mapping[str, str]) -> int:
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
     config = with_inputs(load_file(workspace / (env.get("INPUT_CONFIG") or ".github/fixbot.yml")), env)
     parse_model_spec(config.model)
+    if config.agent == "tool-call":
+        require_tools(config.model)
     name, event = read_event(env)
     the_plan: Plan = plan(name, event, env, run_id_input=env.get("INPUT_RUN-ID", "").strip(),
                           allow_forks=config.allow_forks)
