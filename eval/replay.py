@@ -104,8 +104,11 @@ def replay(tasks: Sequence[Task], llm: LLM, sandbox: Sandbox, config: ReplayConf
         for task in todo:
             one(task)
     else:
-        with ThreadPoolExecutor(max_workers=workers) as pool:
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
             list(pool.map(one, todo))
+        finally:  # on Ctrl-C: start no other task; the caller closes the model, which ends the running ones
+            pool.shutdown(wait=False, cancel_futures=True)
     return [done[t.task_id] for t in tasks if t.task_id in done]
 
 

@@ -78,7 +78,7 @@ class _Child:
             self._conn.send(None)
         except OSError:
             pass
-        self._process.join(timeout=30)
+        self._process.join(timeout=5)  # a child busy generating is not waited for: Ctrl-C must end the run
         if self._process.is_alive():
             self._process.terminate()
             self._process.join(timeout=5)
