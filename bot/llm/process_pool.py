@@ -3,7 +3,7 @@ at once with a local model.
 
 Why processes: a `Llama` object answers one call at a time, and two of them in threads of one process ended
 that process silently mid-generation here. Why it pays: on 2 cores, two 1-thread llama.cpp processes generated
-1.3x the tokens of one 2-thread process (the sandbox runs of one worker also overlap the other's model call).
+1.24x the tokens of one 2-thread process (the sandbox runs of one worker also overlap the other's model call).
 
 Each worker thread keeps the same process for all its calls, so llama.cpp's cached prompt prefix of a task
 is reused from one iteration to the next.
@@ -57,11 +57,14 @@ class _Child:
         self._process.start()
         theirs.close()
 
+    def _ended(self) -> LLMRequestFailed:
+        return LLMRequestFailed(f"a model worker process ended (exit code {self._process.exitcode})")
+
     def answer(self) -> Any:
         try:
             status, value = self._conn.recv()
         except (EOFError, OSError):
-            raise LLMRequestFailed(f"a model worker process ended (exit code {self._process.exitcode})") from None
+            raise self._ended() from None
         if status == "error":
             raise value
         return value
@@ -70,7 +73,7 @@ class _Child:
         try:
             self._conn.send((method, args, kwargs))
         except OSError:
-            raise LLMRequestFailed(f"a model worker process ended (exit code {self._process.exitcode})") from None
+            raise self._ended() from None
         return self.answer()
 
     def close(self) -> None:
