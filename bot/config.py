@@ -7,11 +7,11 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Mapping, get_origin, get_type_hints
+from typing import Any, Literal, Mapping, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .agent.types import AGENTS
+from .agent.types import AgentName
 from .errors import UserError
 from .llm import DEFAULT_MODEL
 
@@ -34,14 +34,16 @@ class Config:
     dry_run: bool = False
     wall_s: int = 1800  # time budget of one run
     search: bool = True  # the mutation search before and between model calls
-    agent: str = "reflect"  # the repair design: one of bot.agent.types.AGENTS
+    agent: AgentName = "reflect"  # the repair design
 
 
 KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
 # field name -> str, int, bool or tuple (for tuple[str, ...]): read off the dataclass, so the two cannot drift
-TYPES: dict[str, type] = {name: get_origin(hint) or hint for name, hint in get_type_hints(Config).items()}
+# (a Literal of strings is a str whose allowed values are its arguments)
+HINTS = get_type_hints(Config)
+CHOICES: dict[str, tuple[str, ...]] = {name: get_args(h) for name, h in HINTS.items() if get_origin(h) is Literal}
+TYPES: dict[str, type] = {name: str if name in CHOICES else get_origin(hint) or hint for name, hint in HINTS.items()}
 LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600)}
-CHOICES: dict[str, tuple[str, ...]] = {"agent": AGENTS}
 
 
 def _typed(key: str, name: str, value: Any, where: str) -> Any:
