@@ -34,6 +34,7 @@ class ReplayConfig:
     search: SearchOptions | None = None
     agent: AgentName = "reflect"
     few_shot: bool = False
+    samples: int = 1  # answers per model call (reflect)
 
 
 def visible_tests(task: Task, protocol: Protocol) -> str:
@@ -58,7 +59,8 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     ctx = AgentContext(llm=llm, harness=visible, target=target, failure=failure, budgets=config.budgets,
                        schedule=config.schedule, seed=config.seed, search=config.search if searching else None,
                        screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown) if searching
-                       else None, agent=config.agent, few_shot=config.few_shot)
+                       else None, agent=config.agent, few_shot=config.few_shot,
+                       samples=config.samples)
     result = repair(ctx)
     passed = result.status == "fixed"
     if result.final_code is not None and config.protocol != "tests":

@@ -35,8 +35,8 @@ class TaskResult:
         return self.iterations if self.passed else None
 
 
-RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search", "agent", "few_shot")
-RUN_DEFAULTS = {"agent": "reflect", "few_shot": False}  # what a run.json written before these keys existed meant
+RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search", "agent", "few_shot", "samples")
+RUN_DEFAULTS = {"agent": "reflect", "few_shot": False, "samples": 1}  # what a run.json written before these keys existed meant
 
 
 class ResultsFile:

@@ -206,3 +206,25 @@ def test_cli_tool_call_design_needs_a_model_with_tools(data, tmp_path):
     result = run_fixbot("eval", "--data", str(data), "--tasks", "0", "--agent", "tool-call", "--model",
                         "transformers:some/model", "--out", str(tmp_path))
     assert result.returncode == 2 and "cannot call tools" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_cli_eval_with_samples_tests_them_in_one_batch_and_records_it(tasks, data, tmp_path, sandbox_image):
+    fixed = function_source(tasks[2].canonical_module, tasks[2].entry_point)
+    script = write_script(tmp_path, ["```python\ndef truncate_number(number: float) -> float:\n    return 0.0\n```",
+                                     f"```python\n{fixed}```"])
+    out = tmp_path / "samples"
+    result = run_fixbot("eval", "--model", f"scripted:{script}", "--data", str(data), "--tasks", "2",
+                        "--samples", "2", "--out", str(out))
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["samples"], summary["pass_at_1"], summary["median_iterations"]) == (2, 1.0, 1)
+    [record] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [(a["iteration"], a["node"], a["outcome"]) for a in record["attempts"]] == [
+        (1, "sample", "passed"), (1, "draft", "failed")]
+
+
+@pytest.mark.parametrize("extra, message", [(["--samples", "0"], "between 1 and 8"),
+                                            (["--samples", "3", "--agent", "thought-patch"], "reflect only")])
+def test_cli_bad_samples_are_clear(data, tmp_path, extra, message):
+    result = run_fixbot("eval", "--data", str(data), "--tasks", "0", "--out", str(tmp_path), *extra)
+    assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr

@@ -11,6 +11,7 @@ from .types import AgentName, Budgets, Failure, Harness, Target
 Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
 REPEAT_BOOST = 0.4
+SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly sensible code
 
 
 def temperature(schedule: Schedule, iteration: int, boost: float = 0.0) -> float:
@@ -32,3 +33,6 @@ class AgentContext:
     screen: Screen | None = None  # the search's fast first pass, when the harness has one
     agent: AgentName = "reflect"  # the design: reflect, thought-patch or tool-call (bot/agent/graph.py)
     few_shot: bool = False  # common bug patterns, with fixes, in the system prompt
+    # reflect: answers per model call, the first at the schedule's temperature and the rest at SAMPLE_TEMPERATURE,
+    # all tested in one sandbox batch (the prompt is cached, so each extra answer costs only its own tokens)
+    samples: int = 1

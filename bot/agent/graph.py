@@ -26,15 +26,19 @@ from . import prompts, thought_patch, tool_call
 from .code import changed_lines, code_hash, extract_function
 from .context import REPEAT_BOOST, AgentContext
 from .minimize import minimize
-from .nodes import ask, candidate, route_searched, route_start, route_tested, search, spent, test
+from .nodes import add_samples, ask, candidate, route_searched, route_start, route_tested, search, spent, test
 from .state import AgentState
 from .types import AgentName, AgentResult, Node, RepairInterrupted, StopReason
 
 
 def _ask(node: Node, messages: list, state: AgentState, ctx: AgentContext, boost: float = 0.0) -> dict:
+    def parse(text: str) -> tuple:
+        got = extract_function(text, ctx.target.name, ctx.target.source)
+        return got.code, got.problem, got.detail
+
     done, temp = ask(messages, state, ctx, boost)
-    got = extract_function(done.text, ctx.target.name, ctx.target.source)
-    return candidate(node, done, temp, got.code, got.problem, got.detail, state, ctx)
+    update = candidate(node, done, temp, *parse(done.text), state, ctx)
+    return add_samples(update, messages, state, ctx, parse, boost) if ctx.samples > 1 else update
 
 
 def draft(state: AgentState, runtime: Runtime[AgentContext]) -> dict:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import replace
-from typing import Literal, Sequence
+from typing import Callable, Literal, Mapping, Sequence
 
 from langgraph.graph import END
 from langgraph.runtime import Runtime
@@ -19,21 +19,26 @@ from ..llm.errors import ToolsUnsupported
 from ..llm.types import Completion, Message, Tool, ToolLLM
 from . import prompts
 from .code import changed_lines, code_hash, faithful, signature_problem
-from .context import REPEAT_BOOST, AgentContext, temperature
+from .context import REPEAT_BOOST, SAMPLE_TEMPERATURE, AgentContext, temperature
 from .search import search as search_around
-from .state import AgentState, Cost, Pending, Problem
-from .types import Attempt, Node, StopReason
+from .state import AgentState, Cost, Pending, Problem, Sample
+from .types import Attempt, Node, Outcome, StopReason, TestOutcome, check_many
 
 MAX_HINTS = 4
+Parse = Callable[[str], tuple[str | None, Problem | None, str]]  # model text -> (code, problem, detail)
 
 
 def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0,
-        tools: Sequence[Tool] = ()) -> tuple[Completion, float]:
-    """One model call at the schedule's temperature; the few-shot bug patterns join the system prompt when on."""
+        tools: Sequence[Tool] = (), sample: int = 0) -> tuple[Completion, float]:
+    """One model call at the schedule's temperature (`sample` k > 0: the call's k-th extra answer, at least
+    SAMPLE_TEMPERATURE, its own seed); the few-shot bug patterns join the system prompt when on."""
     temp = temperature(ctx.schedule, state["iteration"], boost)
+    if sample:
+        temp = max(temp, SAMPLE_TEMPERATURE)
     if ctx.few_shot and messages and messages[0].role == "system":
         messages = [Message("system", f"{messages[0].content}\n\n{prompts.FEW_SHOT}"), *messages[1:]]
-    options = dict(temperature=temp, max_tokens=ctx.budgets.max_tokens_per_call, seed=ctx.seed + state["iteration"])
+    options = dict(temperature=temp, max_tokens=ctx.budgets.max_tokens_per_call,
+                   seed=ctx.seed + state["iteration"] + 1000 * sample)
     if not tools:
         return ctx.llm.complete(messages, **options), temp
     if not isinstance(ctx.llm, ToolLLM):
@@ -47,16 +52,23 @@ def repeat_boost(state: AgentState) -> float:
     return REPEAT_BOOST if last is not None and last.outcome == "repeat" else 0.0
 
 
-def candidate(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,
-              state: AgentState, ctx: AgentContext, before: Cost = Cost()) -> dict:
-    """The state update for a model answer: a checked `Pending` candidate (an attempt, if it is unusable)."""
+def checked(code: str | None, problem: Problem | None, detail: str, seen: Mapping[str, str], ctx: AgentContext
+            ) -> tuple[str | None, Problem | None, str]:
+    """A model's function made faithful to the original, or why it cannot be tested (signature, repeat)."""
     if code is not None and problem is None:
         detail = signature_problem(code, ctx.target.source, ctx.target.name) or ""
         problem = "signature" if detail else None
     if code is not None and problem is None:
         code = faithful(code, ctx.target.source)
-        same = state["seen"].get(code_hash(code))
+        same = seen.get(code_hash(code))
         problem, detail = ("repeat", same) if same else (None, "")
+    return code, problem, detail
+
+
+def candidate(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,
+              state: AgentState, ctx: AgentContext, before: Cost = Cost()) -> dict:
+    """The state update for a model answer: a checked `Pending` candidate (an attempt, if it is unusable)."""
+    code, problem, detail = checked(code, problem, detail, state["seen"], ctx)
     pending = Pending(code, problem, detail, done.prompt_tokens + before.prompt_tokens,
                       done.completion_tokens + before.completion_tokens, done.latency_s + before.latency_s, temp, node)
     update: dict = {"iteration": state["iteration"] + 1, "pending": pending,
@@ -73,22 +85,67 @@ def attempt(iteration: int, p: Pending, outcome: str, feedback: str, changed: in
 
 
 def test(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+    """The pending candidate and its alternatives (samples) in one sandbox batch; the passing one with the fewest
+    changed lines wins. Otherwise the first answer's failure is what the next revision reads."""
     ctx = runtime.context
     pending = state["pending"]
     assert pending is not None and pending.code is not None
-    outcome = ctx.harness.check(pending.code)
-    changed = changed_lines(ctx.target.source, pending.code)
-    label = "passed" if outcome.passed else "timeout" if outcome.timed_out else "failed"
-    update: dict = {
-        "attempts": [attempt(state["iteration"], pending, label, outcome.feedback, changed)],
-        "seen": {**state["seen"], code_hash(pending.code): f"attempt {state['iteration']}"},
-        "pending": None,
-    }
-    if outcome.passed:
-        update.update(final=pending.code, stop="passed")
+    it = state["iteration"]
+    codes = [pending.code, *(s.code for s in pending.alternatives)]
+    outcomes = check_many(ctx.harness, codes) if pending.alternatives else [ctx.harness.check(pending.code)]
+    changed = [changed_lines(ctx.target.source, c) for c in codes]
+    records = [attempt(it, Pending(s.code, None, "", s.prompt_tokens, s.completion_tokens, s.latency_s,
+                                   s.temperature, "sample"), _label(o), o.feedback, n)
+               for s, o, n in zip(pending.alternatives, outcomes[1:], changed[1:])]
+    records.append(attempt(it, pending, _label(outcomes[0]), outcomes[0].feedback, changed[0]))  # last: the one
+    update: dict = {"attempts": records, "pending": None,                             # the prompt shows in full
+                    "seen": {**state["seen"], **{code_hash(c): f"attempt {it}" for c in codes}}}
+    passing = sorted((n, i) for i, (o, n) in enumerate(zip(outcomes, changed)) if o.passed)
+    if passing:
+        update.update(final=codes[passing[0][1]], stop="passed")
     else:
-        update.update(current=pending.code, feedback=outcome.feedback)
+        update.update(current=pending.code, feedback=outcomes[0].feedback)
     return update
+
+
+def _label(outcome: TestOutcome) -> Outcome:
+    return "passed" if outcome.passed else "timeout" if outcome.timed_out else "failed"
+
+
+def add_samples(update: dict, messages: list[Message], state: AgentState, ctx: AgentContext, parse: Parse,
+                boost: float = 0.0) -> dict:
+    """`ctx.samples - 1` more answers to the prompt that gave `update`'s pending candidate; the usable new ones
+    join it as alternatives, tested in the same batch. When the first answer was unusable, the first usable
+    sample takes its place. Unusable samples still count their tokens."""
+    pending: Pending = update["pending"]
+    seen = dict(state["seen"])
+    if pending.problem is None and pending.code is not None:
+        seen[code_hash(pending.code)] = "another answer to the same prompt"
+    kept: list[Sample] = []
+    waste = Cost()
+    for k in range(1, ctx.samples):
+        done, temp = ask(messages, state, ctx, boost, sample=k)
+        update["tokens"] += done.prompt_tokens + done.completion_tokens
+        code, problem, _ = checked(*parse(done.text), seen, ctx)
+        if code is None or problem is not None:
+            waste = Cost(waste.prompt_tokens + done.prompt_tokens, waste.completion_tokens + done.completion_tokens,
+                         waste.latency_s + done.latency_s)
+            continue
+        seen[code_hash(code)] = "another answer to the same prompt"
+        kept.append(Sample(code, done.prompt_tokens, done.completion_tokens, done.latency_s, temp))
+    if pending.problem is not None and not kept:  # nothing to test: the unusable answers' cost joins its attempt
+        a = update["attempts"][-1]
+        update["attempts"] = [replace(a, prompt_tokens=a.prompt_tokens + waste.prompt_tokens,
+                                      completion_tokens=a.completion_tokens + waste.completion_tokens,
+                                      latency_s=a.latency_s + waste.latency_s)]
+    if pending.problem is not None and kept:  # its own attempt is recorded; a usable sample is tested instead
+        first, *kept = kept
+        pending = Pending(first.code, None, "", first.prompt_tokens, first.completion_tokens, first.latency_s,
+                          first.temperature, pending.node)
+    pending = replace(pending, alternatives=tuple(kept), prompt_tokens=pending.prompt_tokens + waste.prompt_tokens,
+                      completion_tokens=pending.completion_tokens + waste.completion_tokens,
+                      latency_s=pending.latency_s + waste.latency_s)
+    return {**update, "pending": pending}
 
 
 def search(state: AgentState, runtime: Runtime[AgentContext]) -> dict:

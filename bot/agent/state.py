@@ -13,6 +13,17 @@ Problem = Literal["syntax", "signature", "missing", "repeat", "patch", "no_call"
 
 
 @dataclass(frozen=True)
+class Sample:
+    """Another answer to the same prompt (`AgentContext.samples`), checked and new, tested with the pending one."""
+
+    code: str
+    prompt_tokens: int
+    completion_tokens: int
+    latency_s: float
+    temperature: float
+
+
+@dataclass(frozen=True)
 class Pending:
     """The newest candidate, checked but not yet tested."""
 
@@ -24,6 +35,7 @@ class Pending:
     latency_s: float
     temperature: float
     node: str
+    alternatives: tuple[Sample, ...] = ()  # more answers to the same prompt, tested in the same batch
 
 
 @dataclass(frozen=True)

@@ -6,7 +6,7 @@ from typing import Literal, Protocol, Sequence
 
 from ..llm.errors import LLMError
 
-Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool"]
+Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample"]
 AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat"]
@@ -101,7 +101,8 @@ class AgentResult:
 
     @property
     def iterations(self) -> int:
-        return len(self.attempts)
+        """Model calls that were asked for; the extra answers of one call (samples) share its number."""
+        return len({a.iteration for a in self.attempts})
 
     @property
     def fixed_by(self) -> Literal["model", "search"] | None:

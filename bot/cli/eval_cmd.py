@@ -16,7 +16,8 @@ from ..agent.types import AGENTS
 from ..llm.spec import require_tools
 from ..errors import UserError
 from ..llm.lazy import LazyModel
-from .options import add_model_args, add_sandbox_args, opened_model, open_sandbox_from
+from .options import (add_model_args, add_samples_arg, add_sandbox_args, check_samples, open_sandbox_from,
+                      opened_model)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -29,6 +30,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError("--iterations must be at least 1 (0 only with --search: the search alone, no model)")
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
+    check_samples(args)
     if args.agent == "tool-call" and args.iterations:
         require_tools(args.model)
     tasks = select(load_tasks(args.data), parse_task_list(args.tasks) if args.tasks else None, args.subset,
@@ -52,10 +54,11 @@ def cmd_eval(args: argparse.Namespace) -> int:
         if args.search else None
     run = {"model": args.model if args.iterations else "none", "protocol": args.protocol, "iterations": args.iterations,
            "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
-           "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot}
+           "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot,
+           "samples": args.samples}
     store = ResultsFile(out, run)
     config = ReplayConfig(protocol=args.protocol, schedule=args.schedule, seed=args.seed, search=search,
-                          agent=args.agent, few_shot=args.few_shot,
+                          agent=args.agent, few_shot=args.few_shot, samples=args.samples,
                           budgets=Budgets(iterations=args.iterations, wall_s=args.task_seconds))
     already = len(set(store.load()) & {t.task_id for t in tasks})
     # a search-only run (--iterations 0) never calls the model: it is not loaded
@@ -92,6 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the repair design: reflect (draft, test, reflect on the failure; default), thought-patch (a "
                         "root-cause plan, then JSON line edits applied by fixbot) or tool-call (the model calls "
                         "run_tests(code) itself; needs an openai: or llamacpp: model)")
+    add_samples_arg(p)
     p.add_argument("--few-shot", action="store_true",
                    help="put common bug patterns with their fixes in the system prompt (off by default)")
     p.add_argument("--schedule", choices=SCHEDULES, default="rising",

@@ -26,7 +26,7 @@ from ..fix.testrun import TestCommand
 from ..llm import parse_model_spec
 from ..llm.spec import require_tools
 from ..llm.lazy import LazyModel
-from .options import add_model_args
+from .options import add_model_args, add_samples_arg, check_samples
 
 
 def _say(message: str) -> None:
@@ -69,13 +69,14 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if args.iterations < 1 or args.max_targets < 1:
         raise UserError("--iterations and --max-targets must be at least 1")
     parse_model_spec(args.model)  # a bad --model fails now; the model itself loads only when needed
+    check_samples(args)
     if args.agent == "tool-call":
         require_tools(args.model)
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
     options = FixOptions(test_command=TestCommand.parse(args.test_cmd), log_failures=_log_failures(args.from_log),
                          iterations=args.iterations, max_targets=args.max_targets, wall_s=args.wall,
                          suite_timeout_s=args.suite_timeout, search=None if args.no_search else SearchOptions(),
-                         agent=args.agent)
+                         agent=args.agent, samples=args.samples)
     out = Path(args.out).expanduser() if args.out else default_out(checkout.root)
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
     if options.log_failures:
@@ -120,6 +121,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="functions tried in all, best-ranked first (default 4)")
     parser.add_argument("--agent", choices=AGENTS, default="reflect",
                         help="the repair design: reflect (default), thought-patch or tool-call (see fixbot eval --help)")
+    add_samples_arg(parser)
     parser.add_argument("--no-search", action="store_true",
                         help="skip the mutation search (one-edit variants of the function, and of each failing model "
                              "candidate, run against the failing tests before and between model calls)")

@@ -7,6 +7,7 @@ from typing import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
+from ..errors import UserError
 from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from ..llm.llamacpp_backend import available_cores
 from ..llm.process_pool import ModelPool
@@ -35,6 +36,25 @@ def opened_model(args: argparse.Namespace, workers: int = 1) -> Iterator[LLM]:
         close = getattr(llm, "close", None)
         if close:
             close()
+
+
+MAX_SAMPLES = 8
+
+
+def add_samples_arg(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--samples", type=int, default=1, metavar="N",
+                        help="answers per model call with --agent reflect (default 1): the first at the temperature "
+                             "schedule's, the others at 0.8, all tested in one sandbox batch; the passing one with "
+                             "the fewest changed lines wins. The prompt is cached, so each extra answer costs only "
+                             f"its own tokens (at most {MAX_SAMPLES})")
+
+
+def check_samples(args: argparse.Namespace) -> None:
+    if not 1 <= args.samples <= MAX_SAMPLES:
+        raise UserError(f"--samples must be between 1 and {MAX_SAMPLES}, not {args.samples}")
+    if args.samples > 1 and args.agent != "reflect":
+        raise UserError(f"--samples works with --agent reflect only (the {args.agent} design asks for one answer "
+                        "at a time)")
 
 
 def add_sandbox_args(parser: argparse.ArgumentParser) -> None:

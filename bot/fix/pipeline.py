@@ -58,6 +58,7 @@ class FixOptions:
     paths: tuple[str, ...] = ("**/*.py",)  # files a fix may change (.github/fixbot.yml `paths`); tests never
     search: SearchOptions | None = SearchOptions()  # one-edit mutants before and between model calls
     agent: AgentName = "reflect"  # the repair design (bot/agent/graph.py)
+    samples: int = 1  # answers per model call, tested in one batch (reflect)
 
 
 @dataclass
@@ -122,7 +123,8 @@ def _repair_one(ctx: FixRun, files, target: CodeTarget, tests: frozenset[str], o
         budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, target),
                                      failure=agent_failure(files, first.feedback, tests), budgets=budgets,
-                                     search=options.search, agent=options.agent))
+                                     search=options.search, agent=options.agent,
+                                     samples=options.samples))
     except RepairInterrupted as exc:
         raise ModelFailed(str(exc), TargetRepair(target, tuple(sorted(tests)), "not_fixed", "error", exc.attempts,
                                                  None, time.monotonic() - start, source)) from exc

@@ -1,0 +1,89 @@
+"""Several answers per model call (`AgentContext.samples`): every route, with the scripted model."""
+from __future__ import annotations
+
+from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, repair
+from bot.agent.context import SAMPLE_TEMPERATURE
+from bot.llm import ScriptedLLM
+
+from .test_agent_graph import BUGGY, FIXED, WRONG, AssertHarness
+
+ZERO = "```python\ndef add(a, b):\n    return 0\n```"
+BROKEN = "```python\ndef add(a, b):\n    return (a +\n```"
+TWO_LINES = "```python\ndef add(a, b):\n    s = a + b\n    return s\n```"
+
+
+class BatchHarness(AssertHarness):
+    """Counts batches: the samples of one call must reach the sandbox together."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    def check_many(self, sources: list[str]) -> list[TestOutcome]:
+        self.batches.append(len(sources))
+        return [self.check(s) for s in sources]
+
+
+class SeenOptions(ScriptedLLM):
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__(answers)
+        self.options: list[tuple[float, int | None]] = []
+
+    def complete(self, messages, *, temperature=0.0, max_tokens=512, seed=None):  # type: ignore[no-untyped-def]
+        self.options.append((temperature, seed))
+        return super().complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+
+def run(answers: list[str], samples: int = 3, **budgets):  # type: ignore[no-untyped-def]
+    llm, harness = SeenOptions(answers), BatchHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
+                       failure=Failure("assert add(2, 3) == 5\nE  assert -1 == 5"), budgets=Budgets(**budgets),
+                       samples=samples)
+    return repair(ctx), llm, harness
+
+
+def test_a_passing_sample_wins_in_the_first_batch_and_counts_as_one_iteration():
+    result, llm, harness = run([WRONG, ZERO, FIXED])
+    assert result.status == "fixed" and result.final_code == BUGGY.replace("a - b", "a + b")
+    assert harness.batches == [3]  # the three answers, one sandbox batch
+    assert [(a.iteration, a.node, a.outcome) for a in result.attempts] == [
+        (1, "sample", "failed"), (1, "sample", "passed"), (1, "draft", "failed")]
+    assert result.iterations == 1
+    assert llm.calls[0] == llm.calls[1] == llm.calls[2]  # the same prompt: llama.cpp reuses its cache
+    temps, seeds = zip(*llm.options)
+    assert temps == (0.0, SAMPLE_TEMPERATURE, SAMPLE_TEMPERATURE) and len(set(seeds)) == 3
+
+
+def test_of_several_passing_answers_the_fewest_changed_lines_wins():
+    result, _, _ = run([TWO_LINES, FIXED], samples=2)  # the first answer passes too, but changes two lines
+    assert result.final_code == BUGGY.replace("a - b", "a + b") and result.changed_lines == 1
+
+
+def test_samples_that_repeat_or_do_not_parse_are_dropped_but_their_tokens_count():
+    result, _, harness = run([WRONG, WRONG, BROKEN, FIXED, WRONG, ZERO], iterations=2)
+    assert harness.batches == [2]  # the repeats and the broken one never reach the sandbox: call 1 is tested alone
+    first = [a for a in result.attempts if a.iteration == 1]
+    assert [(a.node, a.outcome) for a in first] == [("draft", "failed")]
+    assert first[0].completion_tokens > len(WRONG.split())  # the dropped answers' tokens are on it
+    assert result.status == "fixed" and result.iterations == 2
+
+
+def test_when_the_first_answer_is_unusable_a_sample_is_tested_instead():
+    result, _, harness = run([BROKEN, FIXED, ZERO])
+    assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "syntax"), ("sample", "failed"),
+                                                              ("draft", "passed")]
+    assert result.status == "fixed" and harness.batches == [2] and result.iterations == 1
+
+
+def test_a_failed_batch_hands_the_first_answer_to_reflect_and_the_samples_to_its_history():
+    result, llm, _ = run([WRONG, ZERO, FIXED, WRONG], samples=2)  # reflect's sample repeats: dropped
+    assert [(a.iteration, a.node, a.outcome) for a in result.attempts] == [
+        (1, "sample", "failed"), (1, "draft", "failed"), (2, "reflect", "passed")]
+    prompt = llm.calls[2][-1].content
+    assert "return a * b" in prompt  # the first answer, in full, with its failure
+    assert "return 0" in prompt  # the sample, one line among the earlier attempts
+
+
+def test_one_sample_is_the_plain_agent():
+    result, llm, harness = run([WRONG, FIXED], samples=1)
+    assert harness.batches == [] and len(llm.calls) == 2 and result.iterations == 2
