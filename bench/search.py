@@ -5,12 +5,13 @@
    Prints candidates per second for both and the ratio. Target: >= 200 candidates/s through the screen.
 2. Replays: `fixbot eval` per leg, each in its own results directory under --out (an interrupted bench resumes
    where it stopped). Legs are PROTOCOL/MODE with MODE one of plain (the agent alone), search (the agent with
-   the search), search-only (no model at all: --iterations 0). Prints per leg pass@1, single-shot pass@1,
+   the search), search+samples (the search, and --samples N answers per model call tested in one batch),
+   search-only (no model at all: --iterations 0). Prints per leg pass@1, single-shot pass@1,
    fixed by the search, overfitting (visible tests passed, hidden failed), model calls, wall time and search
    candidates per second.
 
     .venv/bin/python bench/search.py [--legs tests/plain,tests/search,examples/plain,examples/search]
-        [--data FILE] [--iterations 10] [--limit N] [--workers 2] [--out DIR] [--json]
+        [--data FILE] [--iterations 10] [--samples 3] [--limit N] [--workers 2] [--out DIR] [--json]
 """
 from __future__ import annotations
 
@@ -24,8 +25,8 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "humanevalpack-python.jsonl"
-ALL_LEGS = ("tests/search-only", "examples/search-only", "tests/plain", "tests/search", "examples/plain",
-            "examples/search")
+ALL_LEGS = ("tests/search-only", "examples/search-only", "tests/plain", "tests/search", "tests/search+samples",
+            "examples/plain", "examples/search", "examples/search+samples")
 PYTEST_SAMPLE = 40
 
 
@@ -67,14 +68,17 @@ def screen_throughput(data: Path, limit: int | None) -> dict:
             "pytest_candidates_per_s": round(pytest_rate, 1), "screen_over_pytest": round(screen_rate / pytest_rate, 1)}
 
 
-def run_leg(leg: str, data: Path, iterations: int, limit: int | None, out: Path, model: str, workers: int) -> dict:
+def run_leg(leg: str, data: Path, iterations: int, limit: int | None, out: Path, model: str, workers: int,
+            samples: int) -> dict:
     protocol, mode = leg.split("/")
-    leg_out = out / leg.replace("/", "-")
+    leg_out = out / (leg.replace("/", "-") + (str(samples) if mode == "search+samples" else ""))
     cmd = [sys.executable, "-m", "bot.cli.main", "eval", "--data", str(data), "--protocol", protocol,
            "--iterations", "0" if mode == "search-only" else str(iterations), "--model", model,
            "--workers", str(workers), "--out", str(leg_out)]
     if mode != "plain":
         cmd.append("--search")
+    if mode == "search+samples":
+        cmd += ["--samples", str(samples)]
     if limit:
         cmd += ["--limit", str(limit)]
     print(f"\n== {leg}: {' '.join(cmd[2:])}", file=sys.stderr, flush=True)
@@ -96,6 +100,7 @@ def main() -> int:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA)
     parser.add_argument("--model", default="llamacpp:bundled")
     parser.add_argument("--iterations", type=int, default=10)
+    parser.add_argument("--samples", type=int, default=3, help="answers per model call in the search+samples legs")
     parser.add_argument("--limit", type=int, help="only the first N tasks")
     parser.add_argument("--workers", type=int, default=2,
                         help="tasks at once, each with a model process of its own (default 2: on 2 cores, two "
@@ -114,7 +119,8 @@ def main() -> int:
     if not args.no_throughput:
         print("screen throughput...", file=sys.stderr, flush=True)
         report["throughput"] = screen_throughput(args.data, args.limit)
-    report["legs"] = [run_leg(leg, args.data, args.iterations, args.limit, args.out, args.model, args.workers) for leg in legs]
+    report["legs"] = [run_leg(leg, args.data, args.iterations, args.limit, args.out, args.model, args.workers,
+                              args.samples) for leg in legs]
     if args.json:
         print(json.dumps(report))
         return 0
@@ -124,14 +130,14 @@ def main() -> int:
               f"{t['screen_candidates_per_s']} candidates/s (median per task {t['median_task_candidates_per_s']}; "
               f"target >= 200) · one pytest job each: {t['pytest_candidates_per_s']}/s · ratio "
               f"{t['screen_over_pytest']}x")
-    print(f"{'leg':<22}{'pass@1':>8}{'passed':>8}{'1-shot':>8}{'search':>8}{'overfit':>8}{'calls':>7}"
+    print(f"{'leg':<26}{'pass@1':>8}{'passed':>8}{'1-shot':>8}{'search':>8}{'overfit':>8}{'calls':>7}"
           f"{'wall s':>9}{'cand/s':>8}{'lines':>6}")
     for r in report["legs"]:
         if "error" in r:
-            print(f"{r['leg']:<22}{r['error']}")
+            print(f"{r['leg']:<26}{r['error']}")
             continue
         shot = f"{r['single_shot']:.3f}" if r["single_shot"] is not None else "-"
-        print(f"{r['leg']:<22}{r['pass_at_1']:>8.3f}{r['passed']:>8}{shot:>8}{r['fixed_by_search']:>8}"
+        print(f"{r['leg']:<26}{r['pass_at_1']:>8.3f}{r['passed']:>8}{shot:>8}{r['fixed_by_search']:>8}"
               f"{r['overfit']:>8}{r['model_calls']:>7}{r['wall_s']:>9.0f}{r['candidates_per_s'] or '-':>8}"
               f"{r['median_changed_lines'] or '-':>6}")
     return 0
