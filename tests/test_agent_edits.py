@@ -86,3 +86,19 @@ def test_a_replacement_keeps_the_replaced_lines_indentation_and_its_own_relative
 def test_a_replacement_that_repeats_the_def_line_unchanged_starts_after_it():
     fixed = edit('{"edits": [{"op": "replace", "start": 1, "end": 2, "code": "def total(xs):\\n    out = 1"}]}')
     assert fixed.startswith("def total(xs):\n    out = 1\n    for x in xs:")
+
+
+def test_a_flattened_block_takes_the_indentation_of_the_lines_it_replaces():
+    fixed = edit('{"edits": [{"op": "replace", "start": 4, "end": 5, "code": "if x > 0:\\nout += x"}]}')
+    assert fixed == SOURCE.replace("if x < 0:", "if x > 0:")
+
+
+def test_lines_whose_first_lost_its_indentation_keep_the_rest_relative():
+    code = "out = 0\\n    seen = 0"  # copied from the numbered view, the first line stripped
+    fixed = edit('{"edits": [{"op": "replace", "start": 2, "end": 2, "code": "%s"}]}' % code)
+    assert fixed.startswith("def total(xs):\n    out = 0\n    seen = 0\n    for x in xs:\n")
+
+
+def test_an_edit_that_cannot_parse_in_any_reading_comes_back_as_it_was_applied():
+    fixed = edit('{"edits": [{"op": "replace", "start": 4, "end": 4, "code": "if x > 0"}]}')
+    assert "        if x > 0\n" in fixed  # the caller reports the syntax error to the model

@@ -11,6 +11,7 @@ written for the model: it goes back to the Patch node as the reason.
 """
 from __future__ import annotations
 
+import ast
 import json
 import re
 import textwrap
@@ -95,12 +96,33 @@ def _place(code: str, indent: str, rebase: bool) -> list[str]:
     """The new lines. A replacement starts at the indentation of the line it replaces (small models get the
     absolute indentation wrong more often than the relative one); an insertion written flush left gets the
     indentation of where it goes."""
-    lines = code.replace("\t", "    ").rstrip("\n").splitlines() or [""]
+    lines = _lines(code)
     first = next((line for line in lines if line.strip()), "")
     if rebase or (indent and not first.startswith(" ")):
         lines = textwrap.dedent("\n".join(lines)).splitlines()
         return [indent + line if line.strip() else line for line in lines]
     return lines
+
+
+def _lines(code: str) -> list[str]:
+    return code.replace("\t", "    ").rstrip("\n").splitlines() or [""]
+
+
+def _relayouts(code: str, indent: str, replaced: list[str]) -> list[list[str]]:
+    """Other readings of a replacement's indentation, tried only when the plain one does not parse:
+    - as many lines as it replaces: each takes the indentation of the line it replaces (the model flattened a
+      block: `if x:` and its body at one level, "expected an indented block");
+    - the first line flush left, the others indented as copied from the numbered view: the rest keep their
+      indentation relative to each other, one level under a first line that opens a block."""
+    lines = _lines(code)
+    out = []
+    if len(lines) == len(replaced):
+        out.append([_indent_of(old) + new.strip() if new.strip() else new for new, old in zip(lines, replaced)])
+    if len(lines) > 1 and not lines[0].startswith(" ") and lines[1].startswith(" "):
+        step = indent + ("    " if lines[0].rstrip().endswith(":") else "")
+        rest = textwrap.dedent("\n".join(lines[1:])).splitlines()
+        out.append([indent + lines[0]] + [step + line if line.strip() else line for line in rest])
+    return out
 
 
 def _indent_at(lines: list[str], start: int, end: int) -> str:
@@ -112,7 +134,28 @@ def _indent_at(lines: list[str], start: int, end: int) -> str:
 
 
 def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
-    """Apply edits that refer to `source`'s line numbers; they may not overlap or change the `def` line."""
+    """Apply edits that refer to `source`'s line numbers; they may not overlap or change the `def` line. When
+    the result does not parse, other readings of the replacements' indentation are tried (`_relayouts`); the
+    first that parses is taken, else the plain one (whose syntax error then goes back to the model)."""
+    plain = _apply(source, edits, layout=-1)
+    if _parses(plain):
+        return plain
+    for layout in (0, 1):
+        other = _apply(source, edits, layout)
+        if other != plain and _parses(other):
+            return other
+    return plain
+
+
+def _parses(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except SyntaxError:
+        return False
+    return True
+
+
+def _apply(source: str, edits: list[Replace | Insert | Delete], layout: int) -> str:
     lines = source.rstrip("\n").splitlines()
     n = len(lines)
     spans: list[tuple[int, int, int, list[str]]] = []  # (first line replaced, last, order, new lines)
@@ -131,7 +174,12 @@ def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
             e = Replace(op="replace", start=2, end=e.end, code="\n".join(e.code.splitlines()[1:]))  # def line as is
         if e.start == 1:
             raise EditError(f"edit {i}: line 1 is the `def` line; keep the name and parameters")
-        new = [] if isinstance(e, Delete) else _place(e.code, _indent_at(lines, e.start, e.end), rebase=True)
+        new: list[str] = []
+        if isinstance(e, Replace):
+            indent = _indent_at(lines, e.start, e.end)
+            new = _place(e.code, indent, rebase=True)
+            others = _relayouts(e.code, indent, lines[e.start - 1:e.end]) if layout >= 0 else []
+            new = others[layout] if 0 <= layout < len(others) else new
         spans.append((e.start, e.end, i, new))
     spans.sort(key=lambda s: (s[0], s[1], s[2]))
     for (a_start, a_end, a_i, _), (b_start, _, b_i, _) in zip(spans, spans[1:]):
