@@ -65,7 +65,8 @@ def test_repeating_the_buggy_code_goes_to_the_repeat_node():
     result, llm, harness = run([f"```python\n{BUGGY}```", FIXED])
     assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "repeat"), ("repeat", "passed")]
     assert len(harness.checked) == 1, "a repeat is never sent to the sandbox"
-    assert "the same code as the original (buggy) function" in llm.calls[1][-1].content
+    assert "did not change the function: it is still the original (buggy) function" in llm.calls[1][-1].content
+    assert "line by line" in llm.calls[1][-1].content and "does not fix it" not in llm.calls[1][-1].content
     assert result.attempts[1].temperature >= 0.4  # repeat raises the temperature
 
 

@@ -104,7 +104,7 @@ def repair(ctx: AgentContext) -> AgentResult:
     """Run the graph once for one target; every attempt is recorded in the result."""
     started = time.monotonic()
     state: AgentState = {"iteration": 0, "tokens": 0, "started": started, "pending": None, "attempts": [],
-                         "seen": {code_hash(ctx.target.source): "the original (buggy) function"}, "final": None,
+                         "seen": {code_hash(ctx.target.source): prompts.ORIGINAL}, "final": None,
                          "current": ctx.target.source, "feedback": ctx.failure.summary, "stop": None, "searches": []}
     out = state
     try:  # streamed so that a model failure mid-way still hands back the attempts made so far
