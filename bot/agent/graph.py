@@ -27,12 +27,12 @@ from .code import changed_lines, code_hash, extract_function
 from .context import REPEAT_BOOST, AgentContext
 from .minimize import minimize
 from .nodes import add_samples, ask, candidate, route_searched, route_start, route_tested, search, spent, test
-from .state import AgentState
+from .state import AgentState, Problem
 from .types import AgentName, AgentResult, Node, RepairInterrupted, StopReason
 
 
 def _ask(node: Node, messages: list, state: AgentState, ctx: AgentContext, boost: float = 0.0) -> dict:
-    def parse(text: str) -> tuple:
+    def parse(text: str) -> tuple[str | None, Problem | None, str]:
         got = extract_function(text, ctx.target.name, ctx.target.source)
         return got.code, got.problem, got.detail
 

@@ -21,7 +21,7 @@ from . import prompts
 from .code import changed_lines, code_hash, faithful, signature_problem
 from .context import REPEAT_BOOST, SAMPLE_TEMPERATURE, AgentContext, temperature
 from .search import search as search_around
-from .state import AgentState, Cost, Pending, Problem, Sample
+from .state import AgentState, Cost, Pending, Problem, Sample, as_pending
 from .types import Attempt, Node, Outcome, StopReason, TestOutcome, check_many
 
 MAX_HINTS = 4
@@ -94,8 +94,7 @@ def test(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     codes = [pending.code, *(s.code for s in pending.alternatives)]
     outcomes = check_many(ctx.harness, codes) if pending.alternatives else [ctx.harness.check(pending.code)]
     changed = [changed_lines(ctx.target.source, c) for c in codes]
-    records = [attempt(it, Pending(s.code, None, "", s.prompt_tokens, s.completion_tokens, s.latency_s,
-                                   s.temperature, "sample"), _label(o), o.feedback, n)
+    records = [attempt(it, as_pending(s, "sample"), _label(o), o.feedback, n)
                for s, o, n in zip(pending.alternatives, outcomes[1:], changed[1:])]
     records.append(attempt(it, pending, _label(outcomes[0]), outcomes[0].feedback, changed[0]))  # last: the one
     update: dict = {"attempts": records, "pending": None,                             # the prompt shows in full
@@ -128,24 +127,19 @@ def add_samples(update: dict, messages: list[Message], state: AgentState, ctx: A
         update["tokens"] += done.prompt_tokens + done.completion_tokens
         code, problem, _ = checked(*parse(done.text), seen, ctx)
         if code is None or problem is not None:
-            waste = Cost(waste.prompt_tokens + done.prompt_tokens, waste.completion_tokens + done.completion_tokens,
-                         waste.latency_s + done.latency_s)
+            waste = waste.plus(done)
             continue
         seen[code_hash(code)] = "another answer to the same prompt"
         kept.append(Sample(code, done.prompt_tokens, done.completion_tokens, done.latency_s, temp))
     if pending.problem is not None and not kept:  # nothing to test: the unusable answers' cost joins its attempt
         a = update["attempts"][-1]
-        update["attempts"] = [replace(a, prompt_tokens=a.prompt_tokens + waste.prompt_tokens,
-                                      completion_tokens=a.completion_tokens + waste.completion_tokens,
-                                      latency_s=a.latency_s + waste.latency_s)]
-    if pending.problem is not None and kept:  # its own attempt is recorded; a usable sample is tested instead
+        return {**update, "attempts": [replace(a, prompt_tokens=a.prompt_tokens + waste.prompt_tokens,
+                                               completion_tokens=a.completion_tokens + waste.completion_tokens,
+                                               latency_s=a.latency_s + waste.latency_s)]}
+    if pending.problem is not None:  # its own attempt is recorded; a usable sample is tested instead
         first, *kept = kept
-        pending = Pending(first.code, None, "", first.prompt_tokens, first.completion_tokens, first.latency_s,
-                          first.temperature, pending.node)
-    pending = replace(pending, alternatives=tuple(kept), prompt_tokens=pending.prompt_tokens + waste.prompt_tokens,
-                      completion_tokens=pending.completion_tokens + waste.completion_tokens,
-                      latency_s=pending.latency_s + waste.latency_s)
-    return {**update, "pending": pending}
+        pending = as_pending(first, pending.node)
+    return {**update, "pending": replace(pending.plus(waste), alternatives=tuple(kept))}
 
 
 def search(state: AgentState, runtime: Runtime[AgentContext]) -> dict:

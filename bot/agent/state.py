@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Literal, TypedDict
 
 from .types import Attempt, SearchRound, StopReason
 
-from ..llm.types import Message
+from ..llm.types import Completion, Message
 
 Problem = Literal["syntax", "signature", "missing", "repeat", "patch", "no_call"]
 
@@ -37,6 +37,16 @@ class Pending:
     node: str
     alternatives: tuple[Sample, ...] = ()  # more answers to the same prompt, tested in the same batch
 
+    def plus(self, cost: "Cost") -> "Pending":
+        return replace(self, prompt_tokens=self.prompt_tokens + cost.prompt_tokens,
+                       completion_tokens=self.completion_tokens + cost.completion_tokens,
+                       latency_s=self.latency_s + cost.latency_s)
+
+
+def as_pending(sample: Sample, node: str) -> Pending:
+    return Pending(sample.code, None, "", sample.prompt_tokens, sample.completion_tokens, sample.latency_s,
+                   sample.temperature, node)
+
 
 @dataclass(frozen=True)
 class Cost:
@@ -45,6 +55,10 @@ class Cost:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+
+    def plus(self, done: Completion) -> "Cost":
+        return Cost(self.prompt_tokens + done.prompt_tokens, self.completion_tokens + done.completion_tokens,
+                    self.latency_s + done.latency_s)
 
 
 class AgentState(TypedDict, total=False):

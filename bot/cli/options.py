@@ -7,6 +7,7 @@ from typing import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
+from ..agent.context import SAMPLE_TEMPERATURE
 from ..errors import UserError
 from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from ..llm.llamacpp_backend import available_cores
@@ -44,9 +45,9 @@ MAX_SAMPLES = 8
 def add_samples_arg(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--samples", type=int, default=1, metavar="N",
                         help="answers per model call with --agent reflect (default 1): the first at the temperature "
-                             "schedule's, the others at 0.8, all tested in one sandbox batch; the passing one with "
-                             "the fewest changed lines wins. The prompt is cached, so each extra answer costs only "
-                             f"its own tokens (at most {MAX_SAMPLES})")
+                             f"schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one sandbox batch; the "
+                             "passing one with the fewest changed lines wins. The prompt is cached, so each extra "
+                             f"answer costs only its own tokens (at most {MAX_SAMPLES})")
 
 
 def check_samples(args: argparse.Namespace) -> None:
