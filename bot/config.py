@@ -11,6 +11,7 @@ from typing import Any, Literal, Mapping, get_args, get_origin, get_type_hints
 
 import yaml
 
+from .agent.context import MAX_SAMPLES
 from .agent.types import AgentName
 from .errors import UserError
 from .llm import DEFAULT_MODEL
@@ -35,6 +36,7 @@ class Config:
     wall_s: int = 1800  # time budget of one run
     search: bool = True  # the mutation search before and between model calls
     agent: AgentName = "reflect"  # the repair design
+    samples: int = 1  # answers per model call, tested in one batch (reflect only)
 
 
 KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
@@ -43,7 +45,7 @@ KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
 HINTS = get_type_hints(Config)
 CHOICES: dict[str, tuple[str, ...]] = {name: get_args(h) for name, h in HINTS.items() if get_origin(h) is Literal}
 TYPES: dict[str, type] = {name: str if name in CHOICES else get_origin(hint) or hint for name, hint in HINTS.items()}
-LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600)}
+LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600), "samples": (1, MAX_SAMPLES)}
 
 
 def _typed(key: str, name: str, value: Any, where: str) -> Any:
@@ -75,7 +77,11 @@ def parse(data: Mapping[str, Any], where: str, base: Config = Config()) -> Confi
             raise BadConfig(f"{where}: unknown key `{key}`; the keys are {', '.join(sorted(KEYS))}")
         name = KEYS[key].name
         changes[name] = _typed(key, name, value, where)
-    return dataclasses.replace(base, **changes)
+    config = dataclasses.replace(base, **changes)
+    if config.samples > 1 and config.agent != "reflect":
+        raise BadConfig(f"{where}: `samples` works with `agent: reflect` only (the {config.agent} design asks for "
+                        "one answer at a time)")
+    return config
 
 
 def load_file(path: Path) -> Config:
@@ -96,7 +102,7 @@ def load_file(path: Path) -> Config:
 # Action input name -> config key; inputs arrive as strings (INPUT_<NAME> in the environment, hyphens kept)
 INPUTS = {"model": "model", "api-base": "api-base", "test-command": "test-command", "max-iterations": "iterations",
           "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run",
-          "search": "search", "agent": "agent"}
+          "search": "search", "agent": "agent", "samples": "samples"}
 
 
 def _from_text(key: str, text: str) -> Any:

@@ -28,7 +28,7 @@ def test_action_metadata_validates():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     inputs = yaml.safe_load((REPO / "action.yml").read_text())["inputs"]
     assert {"github-token", "model", "api-base", "api-key", "test-command", "max-iterations", "run-id", "config",
-            "draft", "labels", "dry-run", "allow-forks", "search", "agent"} == set(inputs)
+            "draft", "labels", "dry-run", "allow-forks", "search", "agent", "samples"} == set(inputs)
 
 
 def test_workflows_validate():

@@ -178,3 +178,11 @@ def test_ci_tool_call_design_needs_a_model_with_tools(github_double, tmp_path):
     proc = run_fixbot("ci", env=world["env"])
     assert proc.returncode == 2 and "cannot call tools" in proc.stderr and "Traceback" not in proc.stderr
     assert github_double.writes() == []
+
+
+def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
+    from bot.cli.ci_cmd import _options
+    from bot.config import Config
+    options = _options(Config(samples=3, search=False), ())
+    assert (options.agent, options.samples, options.search) == ("reflect", 3, None)
+    assert _options(Config(agent="thought-patch"), ()).samples == 1

@@ -12,6 +12,7 @@ Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
 REPEAT_BOOST = 0.4
 SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly sensible code
+MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
 
 
 def temperature(schedule: Schedule, iteration: int, boost: float = 0.0) -> float:

@@ -72,7 +72,7 @@ def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
     return FixOptions(test_command=TestCommand.parse(config.test_command), log_failures=failures,
                       iterations=config.iterations, max_targets=config.max_targets, wall_s=config.wall_s,
                       paths=config.paths, search=SearchOptions() if config.search else None,
-                      agent=config.agent)
+                      agent=config.agent, samples=config.samples)
 
 
 def _notice(io: RunnerIO, result: FixResult) -> None:

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
-from ..agent.context import SAMPLE_TEMPERATURE
+from ..agent.context import MAX_SAMPLES, SAMPLE_TEMPERATURE
 from ..errors import UserError
 from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from ..llm.llamacpp_backend import available_cores
@@ -37,9 +37,6 @@ def opened_model(args: argparse.Namespace, workers: int = 1) -> Iterator[LLM]:
         close = getattr(llm, "close", None)
         if close:
             close()
-
-
-MAX_SAMPLES = 8
 
 
 def add_samples_arg(parser: argparse.ArgumentParser) -> None:
