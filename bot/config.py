@@ -11,7 +11,7 @@ from typing import Any, Literal, Mapping, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .agent.context import MAX_SAMPLES
+from .agent.context import FIX_SAMPLES, MAX_SAMPLES
 from .agent.types import AgentName
 from .errors import UserError
 from .llm import DEFAULT_MODEL
@@ -36,7 +36,7 @@ class Config:
     wall_s: int = 1800  # time budget of one run
     search: bool = True  # the mutation search before and between model calls
     agent: AgentName = "reflect"  # the repair design
-    samples: int = 1  # answers per model call, tested in one batch (reflect only)
+    samples: int = FIX_SAMPLES  # answers per model call of the reflect design, tested in one batch
 
 
 KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
@@ -78,7 +78,8 @@ def parse(data: Mapping[str, Any], where: str, base: Config = Config()) -> Confi
         name = KEYS[key].name
         changes[name] = _typed(key, name, value, where)
     config = dataclasses.replace(base, **changes)
-    if config.samples > 1 and config.agent != "reflect":
+    # the other designs ask for one answer at a time: the default is theirs to ignore, an explicit count is an error
+    if "samples" in data and config.samples > 1 and config.agent != "reflect":
         raise BadConfig(f"{where}: `samples` works with `agent: reflect` only (the {config.agent} design asks for "
                         "one answer at a time)")
     return config

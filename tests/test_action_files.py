@@ -7,6 +7,8 @@ from pathlib import Path
 
 import yaml
 
+from bot.config import INPUTS
+
 from .conftest import REPO
 
 BIN = Path(sys.executable).parent
@@ -29,6 +31,12 @@ def test_action_metadata_validates():
     inputs = yaml.safe_load((REPO / "action.yml").read_text())["inputs"]
     assert {"github-token", "model", "api-base", "api-key", "test-command", "max-iterations", "run-id", "config",
             "draft", "labels", "dry-run", "allow-forks", "search", "agent", "samples"} == set(inputs)
+
+
+def test_inputs_of_config_keys_default_to_empty_so_the_config_file_decides():
+    # the runner sets every input that has a default, and a set input overrides .github/fixbot.yml
+    inputs = yaml.safe_load((REPO / "action.yml").read_text())["inputs"]
+    assert {name: inputs[name].get("default") for name in INPUTS} == {name: "" for name in INPUTS}
 
 
 def test_workflows_validate():

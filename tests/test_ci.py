@@ -185,4 +185,5 @@ def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
     from bot.config import Config
     options = _options(Config(samples=3, search=False), ())
     assert (options.agent, options.samples, options.search) == ("reflect", 3, None)
-    assert _options(Config(agent="thought-patch"), ()).samples == 1
+    assert _options(Config(), ()).samples == 3  # the default: reflect with three answers per call
+    assert _options(Config(agent="thought-patch"), ()).samples == 1  # a design that asks for one ignores it

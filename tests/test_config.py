@@ -54,15 +54,16 @@ def test_the_agent_design_is_one_of_the_three(tmp_path):
 
 
 def test_samples_are_a_bounded_count_for_the_reflect_design(tmp_path):
-    assert Config().samples == 1
-    assert load_file(write(tmp_path, "samples: 3\n")).samples == 3
+    assert Config().samples == 3
+    assert load_file(write(tmp_path, "samples: 1\n")).samples == 1
     assert with_inputs(Config(), {"INPUT_SAMPLES": "4"}).samples == 4
     with pytest.raises(BadConfig, match="`samples` must be between 1 and 8, not 9"):
         load_file(write(tmp_path, "samples: 9\n"))
     with pytest.raises(BadConfig, match="input `samples` must be a whole number, not 'many'"):
         with_inputs(Config(), {"INPUT_SAMPLES": "many"})
+    # the other designs ignore the default, but an explicit count beside them is a mistake worth naming
+    assert load_file(write(tmp_path, "agent: tool-call\n")).agent == "tool-call"
     with pytest.raises(BadConfig, match="`samples` works with `agent: reflect` only"):
         load_file(write(tmp_path, "agent: tool-call\nsamples: 2\n"))
-    # the Action's input of a design can make the file's samples wrong, and that is caught too
     with pytest.raises(BadConfig, match="thought-patch design asks for one answer"):
-        with_inputs(load_file(write(tmp_path, "samples: 2\n")), {"INPUT_AGENT": "thought-patch"})
+        with_inputs(Config(), {"INPUT_AGENT": "thought-patch", "INPUT_SAMPLES": "2"})

@@ -158,7 +158,8 @@ def test_a_model_failure_mid_run_keeps_the_report_and_exits_2(tmp_path):
     root = tmp_path / "one-module"
     shutil.copytree(EXAMPLES / "one-module", root)
     out = tmp_path / "out"
-    proc = run_fixbot("fix", str(root), "--model", script(tmp_path, "no code here"), "--out", str(out), "--no-search")
+    proc = run_fixbot("fix", str(root), "--model", script(tmp_path, "no code here"), "--out", str(out), "--no-search",
+                      "--samples", "1")
     assert proc.returncode == 2, proc.stdout + proc.stderr
     assert "answer" in one_line_error(proc)  # the script ran out of answers
     report = json.loads((out / "report.json").read_text())

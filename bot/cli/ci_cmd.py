@@ -16,6 +16,7 @@ from typing import Mapping
 
 from ..action.event import BadEvent, Plan, plan, read_event
 from ..action.runner_io import RunnerIO
+from ..agent.context import samples_for
 from ..agent.search import SearchOptions
 from ..config import Config, load_file, with_inputs
 from ..errors import UserError
@@ -72,7 +73,7 @@ def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
     return FixOptions(test_command=TestCommand.parse(config.test_command), log_failures=failures,
                       iterations=config.iterations, max_targets=config.max_targets, wall_s=config.wall_s,
                       paths=config.paths, search=SearchOptions() if config.search else None,
-                      agent=config.agent, samples=config.samples)
+                      agent=config.agent, samples=samples_for(config.agent, config.samples))
 
 
 def _notice(io: RunnerIO, result: FixResult) -> None:

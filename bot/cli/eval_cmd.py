@@ -30,7 +30,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError("--iterations must be at least 1 (0 only with --search: the search alone, no model)")
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
-    check_samples(args)
+    check_samples(args, 1)
     if args.agent == "tool-call" and args.iterations:
         require_tools(args.model)
     tasks = select(load_tasks(args.data), parse_task_list(args.tasks) if args.tasks else None, args.subset,
@@ -95,7 +95,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="the repair design: reflect (draft, test, reflect on the failure; default), thought-patch (a "
                         "root-cause plan, then JSON line edits applied by fixbot) or tool-call (the model calls "
                         "run_tests(code) itself; needs an openai: or llamacpp: model)")
-    add_samples_arg(p)
+    add_samples_arg(p, 1)  # the plain agent stays what eval measures unless asked
     p.add_argument("--few-shot", action="store_true",
                    help="put common bug patterns with their fixes in the system prompt (off by default)")
     p.add_argument("--schedule", choices=SCHEDULES, default="rising",

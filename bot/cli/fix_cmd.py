@@ -14,6 +14,7 @@ from sandbox.image import default_image, require_image
 
 from ..errors import UserError
 from ..failures import parse_ci_log
+from ..agent.context import FIX_SAMPLES
 from ..agent.search import SearchOptions
 from ..agent.types import AGENTS
 from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
@@ -69,7 +70,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if args.iterations < 1 or args.max_targets < 1:
         raise UserError("--iterations and --max-targets must be at least 1")
     parse_model_spec(args.model)  # a bad --model fails now; the model itself loads only when needed
-    check_samples(args)
+    check_samples(args, FIX_SAMPLES)
     if args.agent == "tool-call":
         require_tools(args.model)
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
@@ -121,7 +122,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="functions tried in all, best-ranked first (default 4)")
     parser.add_argument("--agent", choices=AGENTS, default="reflect",
                         help="the repair design: reflect (default), thought-patch or tool-call (see fixbot eval --help)")
-    add_samples_arg(parser)
+    add_samples_arg(parser, FIX_SAMPLES)
     parser.add_argument("--no-search", action="store_true",
                         help="skip the mutation search (one-edit variants of the function, and of each failing model "
                              "candidate, run against the failing tests before and between model calls)")

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
-from ..agent.context import MAX_SAMPLES, SAMPLE_TEMPERATURE
+from ..agent.context import MAX_SAMPLES, SAMPLE_TEMPERATURE, samples_for
 from ..errors import UserError
 from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from ..llm.llamacpp_backend import available_cores
@@ -39,15 +39,20 @@ def opened_model(args: argparse.Namespace, workers: int = 1) -> Iterator[LLM]:
             close()
 
 
-def add_samples_arg(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--samples", type=int, default=1, metavar="N",
-                        help="answers per model call with --agent reflect (default 1): the first at the temperature "
+def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
+    """--samples, left None when not given so that `check_samples` can tell a default from a choice."""
+    parser.add_argument("--samples", type=int, default=None, metavar="N",
+                        help=f"answers per model call with --agent reflect (default {default}; the other designs ask "
+                             "for one): the first at the temperature "
                              f"schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one sandbox batch; the "
                              "passing one with the fewest changed lines wins. The prompt is cached, so each extra "
                              f"answer costs only its own tokens (at most {MAX_SAMPLES})")
 
 
-def check_samples(args: argparse.Namespace) -> None:
+def check_samples(args: argparse.Namespace, default: int) -> None:
+    """Fills in args.samples, and rejects a count out of range or one the chosen design cannot use."""
+    if args.samples is None:
+        args.samples = samples_for(args.agent, default)
     if not 1 <= args.samples <= MAX_SAMPLES:
         raise UserError(f"--samples must be between 1 and {MAX_SAMPLES}, not {args.samples}")
     if args.samples > 1 and args.agent != "reflect":
