@@ -15,13 +15,12 @@ SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly
 # fixbot fix / ci ask the reflect design for this many answers per call: on HumanEvalFix with the search, 3
 # answers fixed 9 more tasks of 164 (tests protocol) and 4 more (examples) for 1.35-1.6x the time
 FIX_SAMPLES = 3
+MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
 
 
 def samples_for(agent: AgentName, default: int) -> int:
     """The design's answers per call when none were asked for: only reflect draws several."""
     return default if agent == "reflect" else 1
-
-MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
 
 
 def temperature(schedule: Schedule, iteration: int, boost: float = 0.0) -> float:
