@@ -11,7 +11,7 @@ from typing import Any, Literal, Mapping, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .agent.context import FIX_SAMPLES, MAX_SAMPLES
+from .agent.context import FIX_SAMPLES, MAX_SAMPLES, samples_conflict
 from .agent.types import AgentName
 from .errors import UserError
 from .llm import DEFAULT_MODEL
@@ -79,9 +79,9 @@ def parse(data: Mapping[str, Any], where: str, base: Config = Config()) -> Confi
         changes[name] = _typed(key, name, value, where)
     config = dataclasses.replace(base, **changes)
     # the other designs ask for one answer at a time: the default is theirs to ignore, an explicit count is an error
-    if "samples" in data and config.samples > 1 and config.agent != "reflect":
-        raise BadConfig(f"{where}: `samples` works with `agent: reflect` only (the {config.agent} design asks for "
-                        "one answer at a time)")
+    conflict = samples_conflict(config.agent, config.samples)
+    if "samples" in data and conflict:
+        raise BadConfig(f"{where}: `samples` works with `agent: reflect` only ({conflict})")
     return config
 
 

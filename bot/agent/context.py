@@ -18,9 +18,17 @@ FIX_SAMPLES = 3
 MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
 
 
+SAMPLING: tuple[AgentName, ...] = ("reflect",)  # the designs that can use several answers to one prompt
+
+
 def samples_for(agent: AgentName, default: int) -> int:
-    """The design's answers per call when none were asked for: only reflect draws several."""
-    return default if agent == "reflect" else 1
+    """The design's answers per call when none were asked for: only a sampling design draws several."""
+    return default if agent in SAMPLING else 1
+
+
+def samples_conflict(agent: AgentName, samples: int) -> str | None:
+    """Why `samples` answers per call do not fit the design, or None when they do."""
+    return f"the {agent} design asks for one answer at a time" if samples > 1 and agent not in SAMPLING else None
 
 
 def temperature(schedule: Schedule, iteration: int, boost: float = 0.0) -> float:

@@ -30,7 +30,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError("--iterations must be at least 1 (0 only with --search: the search alone, no model)")
     if args.workers < 1:
         raise UserError("--workers must be at least 1")
-    check_samples(args, 1)
+    check_samples(args)
     if args.agent == "tool-call" and args.iterations:
         require_tools(args.model)
     tasks = select(load_tasks(args.data), parse_task_list(args.tasks) if args.tasks else None, args.subset,

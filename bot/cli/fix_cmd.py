@@ -70,7 +70,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if args.iterations < 1 or args.max_targets < 1:
         raise UserError("--iterations and --max-targets must be at least 1")
     parse_model_spec(args.model)  # a bad --model fails now; the model itself loads only when needed
-    check_samples(args, FIX_SAMPLES)
+    check_samples(args)
     if args.agent == "tool-call":
         require_tools(args.model)
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)

@@ -7,7 +7,7 @@ from typing import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
-from ..agent.context import MAX_SAMPLES, SAMPLE_TEMPERATURE, samples_for
+from ..agent.context import MAX_SAMPLES, SAMPLE_TEMPERATURE, samples_conflict, samples_for
 from ..errors import UserError
 from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from ..llm.llamacpp_backend import available_cores
@@ -40,7 +40,9 @@ def opened_model(args: argparse.Namespace, workers: int = 1) -> Iterator[LLM]:
 
 
 def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
-    """--samples, left None when not given so that `check_samples` can tell a default from a choice."""
+    """--samples, left None when not given so that `check_samples` can tell the command's default (kept beside it,
+    so that the help and the check cannot disagree) from a choice."""
+    parser.set_defaults(default_samples=default)
     parser.add_argument("--samples", type=int, default=None, metavar="N",
                         help=f"answers per model call with --agent reflect (default {default}; the other designs ask "
                              "for one): the first at the temperature "
@@ -49,15 +51,15 @@ def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
                              f"answer costs only its own tokens (at most {MAX_SAMPLES})")
 
 
-def check_samples(args: argparse.Namespace, default: int) -> None:
+def check_samples(args: argparse.Namespace) -> None:
     """Fills in args.samples, and rejects a count out of range or one the chosen design cannot use."""
     if args.samples is None:
-        args.samples = samples_for(args.agent, default)
+        args.samples = samples_for(args.agent, args.default_samples)
     if not 1 <= args.samples <= MAX_SAMPLES:
         raise UserError(f"--samples must be between 1 and {MAX_SAMPLES}, not {args.samples}")
-    if args.samples > 1 and args.agent != "reflect":
-        raise UserError(f"--samples works with --agent reflect only (the {args.agent} design asks for one answer "
-                        "at a time)")
+    conflict = samples_conflict(args.agent, args.samples)
+    if conflict:
+        raise UserError(f"--samples works with --agent reflect only ({conflict})")
 
 
 def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
