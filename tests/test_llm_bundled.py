@@ -79,8 +79,13 @@ def test_the_shared_prefix_is_reused_between_calls(bundled: LlamaCppLLM) -> None
     cold = bundled.complete([system, Message("user", "Is `return a - b` right for add?")], max_tokens=1)
     warm = bundled.complete([system, Message("user", "Is `return a + b` right for sub?")], max_tokens=1)
     assert cold.prompt_tokens > 250 and abs(cold.prompt_tokens - warm.prompt_tokens) < 5
-    # Only the tokens after the shared system prompt are evaluated again (measured: ~10x faster).
-    assert warm.latency_s < cold.latency_s / 3, (cold.latency_s, warm.latency_s)
+    # Only the tokens after the shared system prompt are evaluated again (measured: 12 of 275, ~7x faster). Counted
+    # by llama.cpp, not timed: under load (a benchmark beside the tests) the timings overlapped.
+    assert cold.cached_tokens <= 1, cold
+    assert warm.cached_tokens > 250 and warm.prompt_tokens - warm.cached_tokens < 25, warm
+    bundled.reset()
+    again = bundled.complete([system, Message("user", "Is `return a + b` right for sub?")], max_tokens=1)
+    assert again.cached_tokens <= 1, again
 
 
 def test_threads_follow_the_cpu_affinity() -> None:

@@ -69,16 +69,20 @@ class LlamaCppLLM:
         msgs = [m.to_dict() for m in check_messages(messages)]
         start = time.monotonic()
         with self._lock:
+            evaluated = self._prompt_tokens_evaluated()
             try:
                 out: Any = self._llama.create_chat_completion(messages=msgs, temperature=temperature,
                                                               max_tokens=max_tokens, seed=seed)
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
                 raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
+            evaluated = self._prompt_tokens_evaluated() - evaluated
         choice = out["choices"][0]
         usage = out.get("usage") or {}
-        return Completion(text=choice["message"].get("content") or "", prompt_tokens=usage.get("prompt_tokens", 0),
+        prompt_tokens = usage.get("prompt_tokens", 0)
+        return Completion(text=choice["message"].get("content") or "", prompt_tokens=prompt_tokens,
                           completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
-                          model=self.name, finish_reason=choice.get("finish_reason"))
+                          model=self.name, finish_reason=choice.get("finish_reason"),
+                          cached_tokens=max(prompt_tokens - evaluated, 0))
 
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
                             max_tokens: int = 512, seed: int | None = None) -> Completion:
@@ -92,18 +96,29 @@ class LlamaCppLLM:
         prompt = render(check_messages(messages), tools, tool.name)
         start = time.monotonic()
         with self._lock:
+            evaluated = self._prompt_tokens_evaluated()
             try:
                 grammar = LlamaGrammar.from_json_schema(json.dumps(tool.parameters), verbose=False)
                 out: Any = self._llama.create_completion(prompt=prompt, temperature=temperature, max_tokens=max_tokens,
                                                          stop=["<|im_end|>"], grammar=grammar, seed=seed)
             except ValueError as exc:
                 raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
+            evaluated = self._prompt_tokens_evaluated() - evaluated
         choice = out["choices"][0]
         usage = out.get("usage") or {}
+        prompt_tokens = usage.get("prompt_tokens", 0)
         call = ToolCall(f"call_{out.get('id', '')}", tool.name, choice["text"])
-        return Completion(text="", prompt_tokens=usage.get("prompt_tokens", 0),
+        return Completion(text="", prompt_tokens=prompt_tokens,
                           completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
-                          model=self.name, finish_reason="tool_calls", tool_calls=(call,))
+                          model=self.name, finish_reason="tool_calls", tool_calls=(call,),
+                          cached_tokens=max(prompt_tokens - evaluated, 0))
+
+    def _prompt_tokens_evaluated(self) -> int:
+        """llama.cpp's running count of prompt tokens it evaluated (its perf counters); a call's difference is what
+        the cached prefix did not cover. Deterministic where timing is not, e.g. on a machine busy with other work."""
+        import llama_cpp
+
+        return int(llama_cpp.llama_perf_context(self._llama.ctx).n_p_eval)
 
     def reset(self) -> None:
         """Forget the cached prefix, so the next call evaluates its whole prompt (benchmarks use this)."""

@@ -68,6 +68,7 @@ class Completion:
     finish_reason: str | None = None  # "stop", "length" (hit max_tokens), ... when the backend says
     attempts: int = 1  # requests made, > 1 only when a remote backend retried
     tool_calls: tuple[ToolCall, ...] = ()  # from `complete_with_tools` only
+    cached_tokens: int = 0  # prompt tokens reused from the backend's cache, not evaluated again (where it says)
 
 
 @runtime_checkable
