@@ -6,7 +6,7 @@ import os
 import threading
 import time
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any, Callable, Sequence
 
 from .bundled import LOCAL_EXTRA
 from .chatml_tools import render
@@ -68,14 +68,8 @@ class LlamaCppLLM:
                  seed: int | None = None) -> Completion:
         msgs = [m.to_dict() for m in check_messages(messages)]
         start = time.monotonic()
-        with self._lock:
-            evaluated = self._prompt_tokens_evaluated()
-            try:
-                out: Any = self._llama.create_chat_completion(messages=msgs, temperature=temperature,
-                                                              max_tokens=max_tokens, seed=seed)
-            except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
-                raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
-            evaluated = self._prompt_tokens_evaluated() - evaluated
+        out, evaluated = self._generate(lambda: self._llama.create_chat_completion(
+            messages=msgs, temperature=temperature, max_tokens=max_tokens, seed=seed))
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         prompt_tokens = usage.get("prompt_tokens", 0)
@@ -95,15 +89,9 @@ class LlamaCppLLM:
         tool = tools[0]
         prompt = render(check_messages(messages), tools, tool.name)
         start = time.monotonic()
-        with self._lock:
-            evaluated = self._prompt_tokens_evaluated()
-            try:
-                grammar = LlamaGrammar.from_json_schema(json.dumps(tool.parameters), verbose=False)
-                out: Any = self._llama.create_completion(prompt=prompt, temperature=temperature, max_tokens=max_tokens,
-                                                         stop=["<|im_end|>"], grammar=grammar, seed=seed)
-            except ValueError as exc:
-                raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
-            evaluated = self._prompt_tokens_evaluated() - evaluated
+        out, evaluated = self._generate(lambda: self._llama.create_completion(
+            prompt=prompt, temperature=temperature, max_tokens=max_tokens, stop=["<|im_end|>"],
+            grammar=LlamaGrammar.from_json_schema(json.dumps(tool.parameters), verbose=False), seed=seed))
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         prompt_tokens = usage.get("prompt_tokens", 0)
@@ -113,12 +101,19 @@ class LlamaCppLLM:
                           model=self.name, finish_reason="tool_calls", tool_calls=(call,),
                           cached_tokens=max(prompt_tokens - evaluated, 0))
 
-    def _prompt_tokens_evaluated(self) -> int:
-        """llama.cpp's running count of prompt tokens it evaluated (its perf counters); a call's difference is what
-        the cached prefix did not cover. Deterministic where timing is not, e.g. on a machine busy with other work."""
+    def _generate(self, call: Callable[[], Any]) -> tuple[Any, int]:
+        """Run one llama-cpp-python call under the lock; return its output and how many prompt tokens llama.cpp
+        evaluated for it (its perf counters' running count: what the cached prefix did not cover, counted rather
+        than timed, so it holds on a busy machine)."""
         import llama_cpp
 
-        return int(llama_cpp.llama_perf_context(self._llama.ctx).n_p_eval)
+        with self._lock:
+            before = llama_cpp.llama_perf_context(self._llama.ctx).n_p_eval
+            try:
+                out = call()
+            except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
+                raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
+            return out, int(llama_cpp.llama_perf_context(self._llama.ctx).n_p_eval - before)
 
     def reset(self) -> None:
         """Forget the cached prefix, so the next call evaluates its whole prompt (benchmarks use this)."""
