@@ -25,11 +25,14 @@ Reply = tuple[int, dict[str, str], bytes]  # status, headers, body
 Behaviour = Callable[[str], "Reply | str"]  # gets the Authorization header; "hang" means never answer
 
 
-def ok(text: str = "hi", prompt_tokens: int = 7, completion_tokens: int = 2) -> Behaviour:
+def ok(text: str = "hi", prompt_tokens: int = 7, completion_tokens: int = 2, cached_tokens: int | None = None) -> Behaviour:
+    usage: dict = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
+                   "total_tokens": prompt_tokens + completion_tokens}
+    if cached_tokens is not None:
+        usage["prompt_tokens_details"] = {"cached_tokens": cached_tokens}
     body = {"id": "c1", "object": "chat.completion", "created": 0, "model": "m",
             "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
-            "usage": {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-                      "total_tokens": prompt_tokens + completion_tokens}}
+            "usage": usage}
     return lambda auth: (200, {"Content-Type": "application/json"}, json.dumps(body).encode())
 
 
@@ -119,11 +122,17 @@ def test_a_good_answer_records_text_usage_latency_and_the_request(server: FaultS
     c = llm(server).complete(ASK, temperature=0.3, max_tokens=20, seed=42)
     assert (c.text, c.prompt_tokens, c.completion_tokens, c.finish_reason, c.attempts) == ("hello there", 11, 3,
                                                                                           "stop", 1)
-    assert 0 < c.latency_s < 5 and c.model == "openai:test-model"
+    assert 0 < c.latency_s < 5 and c.model == "openai:test-model" and c.cached_tokens == 0
     (req,) = server.seen
     assert req["path"] == "/v1/chat/completions"
     assert req["body"] == {"model": "test-model", "temperature": 0.3, "max_tokens": 20, "seed": 42,
                            "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}]}
+
+
+def test_prompt_tokens_the_server_reused_from_its_cache_are_recorded(server: FaultServer) -> None:
+    server.script = [ok("hello", 300, 3, cached_tokens=256)]
+    c = llm(server).complete(ASK, temperature=0.0, max_tokens=20)
+    assert (c.prompt_tokens, c.cached_tokens) == (300, 256)
 
 
 def test_tools_go_out_in_the_wire_shape_and_calls_come_back_typed(server: FaultServer) -> None:

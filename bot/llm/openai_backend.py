@@ -106,8 +106,10 @@ class OpenAILLM:
         usage = resp.usage
         calls = tuple(ToolCall(c.id, c.function.name, c.function.arguments or "")
                       for c in choice.message.tool_calls or () if getattr(c, "function", None) is not None)
+        details = getattr(usage, "prompt_tokens_details", None)  # servers that cache prompts say how much
         return Completion(text=choice.message.content or "", prompt_tokens=getattr(usage, "prompt_tokens", 0) or 0,
                           completion_tokens=getattr(usage, "completion_tokens", 0) or 0,
+                          cached_tokens=getattr(details, "cached_tokens", 0) or 0,
                           latency_s=time.monotonic() - start, model=self.name, finish_reason=choice.finish_reason,
                           attempts=attempt.retry_state.attempt_number, tool_calls=calls)
 
