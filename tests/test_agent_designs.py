@@ -58,6 +58,8 @@ def test_an_edit_that_breaks_the_syntax_goes_back_to_patch():
     result, llm, _ = run("thought-patch", [PLAN, edit(3, "    return a +"), edit(3, "    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
     assert "does not parse: line 3: invalid syntax\n        return a +\n" in llm.calls[2][-1].content
+    assert json.loads(result.attempts[0].answer)["edits"][0]["code"] == "    return a +", "the raw edit is kept"
+    assert result.attempts[1].answer == "", "a tested answer's code is its record"
 
 
 def test_a_failing_patch_goes_back_to_thought_with_its_history():
@@ -112,6 +114,7 @@ def test_arguments_that_are_not_json_are_answered_without_running():
     result, llm, harness = run("tool-call", [bad, tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"] and len(harness.checked) == 1
     assert llm.calls[1][-1].content.startswith("NOT RUN: the run_tests arguments are not JSON")
+    assert result.attempts[0].answer == '{"code": "def add(a, b):', "a call's arguments are its answer"
 
 
 def test_code_already_tried_is_not_run_and_raises_the_temperature():

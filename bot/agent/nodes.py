@@ -75,7 +75,8 @@ def candidate(node: Node, done: Completion, temp: float, code: str | None, probl
                     "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
     if problem is not None:  # an untestable answer is an attempt too: it cost a model call
         outcome = "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
-        update["attempts"] = [attempt(state["iteration"] + 1, pending, outcome, detail)]
+        said = done.text or "\n".join(c.arguments for c in done.tool_calls)  # a tool call's answer is its arguments
+        update["attempts"] = [replace(attempt(state["iteration"] + 1, pending, outcome, detail), answer=said)]
     return update
 
 

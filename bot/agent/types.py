@@ -73,6 +73,9 @@ class Attempt:
     latency_s: float
     temperature: float
     changed_lines: int | None = None
+    # the model's answer as it came, kept only when it could not be tested (no code, or code already tried): what
+    # a person studying the failures needs, e.g. the JSON edit that did not apply
+    answer: str = ""
 
 
 @dataclass(frozen=True)
