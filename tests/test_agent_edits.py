@@ -88,6 +88,14 @@ def test_a_replacement_that_repeats_the_def_line_unchanged_starts_after_it():
     assert fixed.startswith("def total(xs):\n    out = 1\n    for x in xs:")
 
 
+def test_a_replacement_from_the_def_line_keeps_the_original_signature():
+    code = "def total(xs: list) -> int:\\n    out = 1"  # the model's own def line, annotated
+    fixed = edit('{"edits": [{"op": "replace", "start": 1, "end": 2, "code": "%s"}]}' % code)
+    assert fixed.startswith("def total(xs):\n    out = 1\n    for x in xs:")
+    with pytest.raises(EditError, match="def` line"):  # another function's def line is not a copy
+        edit('{"edits": [{"op": "replace", "start": 1, "end": 2, "code": "def totals(xs):\\n    out = 1"}]}')
+
+
 def test_a_flattened_block_takes_the_indentation_of_the_lines_it_replaces():
     fixed = edit('{"edits": [{"op": "replace", "start": 4, "end": 5, "code": "if x > 0:\\nout += x"}]}')
     assert fixed == SOURCE.replace("if x < 0:", "if x > 0:")

@@ -125,6 +125,12 @@ def _relayouts(code: str, indent: str, replaced: list[str]) -> list[list[str]]:
     return out
 
 
+def _same_def(code: str, def_line: str) -> bool:
+    """Whether `code` starts with a `def` line of the same function."""
+    first, name = code.lstrip("\n").split("\n", 1)[0].strip(), re.match(r"\s*(?:async\s+)?def\s+(\w+)", def_line)
+    return name is not None and re.match(rf"(?:async\s+)?def\s+{name.group(1)}\s*\(", first) is not None
+
+
 def _indent_at(lines: list[str], start: int, end: int) -> str:
     """The indentation of line `start`; of the next code line when it is blank (a blank line has none)."""
     for line in lines[start - 1:] + lines[:start - 1][::-1]:
@@ -169,9 +175,9 @@ def _apply(source: str, edits: list[Replace | Insert | Delete], layout: int) -> 
             continue
         if not 1 <= e.start <= e.end <= n:
             raise EditError(f"edit {i}: lines {e.start}-{e.end} are not a range of the function's lines 1-{n}")
-        if e.start == 1 and isinstance(e, Replace) and e.end > 1 and e.code.splitlines()[:1] \
-                and e.code.splitlines()[0].strip() == lines[0].strip():
-            e = Replace(op="replace", start=2, end=e.end, code="\n".join(e.code.splitlines()[1:]))  # def line as is
+        if e.start == 1 and isinstance(e, Replace) and e.end > 1 and _same_def(e.code, lines[0]):
+            # the model copied the def line along (even with its parameters changed): the original's stays
+            e = Replace(op="replace", start=2, end=e.end, code="\n".join(e.code.splitlines()[1:]))
         if e.start == 1:
             raise EditError(f"edit {i}: line 1 is the `def` line; keep the name and parameters")
         new: list[str] = []
