@@ -110,3 +110,12 @@ def test_lines_whose_first_lost_its_indentation_keep_the_rest_relative():
 def test_an_edit_that_cannot_parse_in_any_reading_comes_back_as_it_was_applied():
     fixed = edit('{"edits": [{"op": "replace", "start": 4, "end": 4, "code": "if x > 0"}]}')
     assert "        if x > 0\n" in fixed  # the caller reports the syntax error to the model
+
+
+def test_lines_copied_from_the_view_after_a_flush_first_line_keep_their_indentation():
+    code = "out += abs(x)\\n    return out"  # from inside the `if` out to the function's last line
+    fixed = edit('{"edits": [{"op": "replace", "start": 5, "end": 7, "code": "%s"}]}' % code)
+    assert fixed.endswith("        if x < 0:\n            out += abs(x)\n    return out\n")
+    code = "out += x\\n    out = max(out, 0)"  # an insertion too
+    fixed = edit('{"edits": [{"op": "insert", "after": 5, "code": "%s"}]}' % code)
+    assert "            out += x\n            out += x\n    out = max(out, 0)\n\n    return out" in fixed

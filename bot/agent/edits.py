@@ -108,21 +108,26 @@ def _lines(code: str) -> list[str]:
     return code.replace("\t", "    ").rstrip("\n").splitlines() or [""]
 
 
-def _relayouts(code: str, indent: str, replaced: list[str]) -> list[list[str]]:
-    """Other readings of a replacement's indentation, tried only when the plain one does not parse:
-    - as many lines as it replaces: each takes the indentation of the line it replaces (the model flattened a
-      block: `if x:` and its body at one level, "expected an indented block");
-    - the first line flush left, the others indented as copied from the numbered view: the rest keep their
-      indentation relative to each other, one level under a first line that opens a block."""
+def _relayouts(code: str, indent: str, replaced: list[str]) -> list[list[str] | None]:
+    """Other readings of new code's indentation, tried in this order only when the plain one does not parse
+    (the index is the `layout`; None where a reading does not apply):
+    0. as many lines as it replaces: each takes the indentation of the line it replaces (the model flattened a
+       block: `if x:` and its body at one level, "expected an indented block");
+    1. the first line flush left, the others as copied from the numbered view: they keep their indentation
+       exactly (a replacement that runs from inside one block into the next, "unexpected indent");
+    2. the first line flush left, the others indented relative to it: one level under a first line that opens
+       a block, keeping their indentation relative to each other."""
     lines = _lines(code)
-    out = []
-    if len(lines) == len(replaced):
-        out.append([_indent_of(old) + new.strip() if new.strip() else new for new, old in zip(lines, replaced)])
-    if len(lines) > 1 and not lines[0].startswith(" ") and lines[1].startswith(" "):
+    per_line = ([_indent_of(old) + new.strip() if new.strip() else new for new, old in zip(lines, replaced)]
+                if replaced and len(lines) == len(replaced) else None)
+    absolute = relative = None
+    rest = [line for line in lines[1:] if line.strip()]
+    if rest and not lines[0].startswith(" ") and rest[0].startswith(" "):
+        absolute = [indent + lines[0]] + lines[1:]
         step = indent + ("    " if lines[0].rstrip().endswith(":") else "")
-        rest = textwrap.dedent("\n".join(lines[1:])).splitlines()
-        out.append([indent + lines[0]] + [step + line if line.strip() else line for line in rest])
-    return out
+        relative = [indent + lines[0]] + [step + line if line.strip() else line
+                                          for line in textwrap.dedent("\n".join(lines[1:])).splitlines()]
+    return [per_line, absolute, relative]
 
 
 def _same_def(code: str, def_line: str) -> bool:
@@ -141,12 +146,12 @@ def _indent_at(lines: list[str], start: int, end: int) -> str:
 
 def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
     """Apply edits that refer to `source`'s line numbers; they may not overlap or change the `def` line. When
-    the result does not parse, other readings of the replacements' indentation are tried (`_relayouts`); the
+    the result does not parse, other readings of the new code's indentation are tried (`_relayouts`); the
     first that parses is taken, else the plain one (whose syntax error then goes back to the model)."""
     plain = _apply(source, edits, layout=-1)
     if _parses(plain):
         return plain
-    for layout in (0, 1):
+    for layout in range(3):
         other = _apply(source, edits, layout)
         if other != plain and _parses(other):
             return other
@@ -171,7 +176,8 @@ def _apply(source: str, edits: list[Replace | Insert | Delete], layout: int) -> 
                 raise EditError(f"edit {i}: insert after line {e.after}, but the function has lines 1-{n}")
             anchor = lines[e.after - 1]
             indent = _indent_of(anchor) + ("    " if anchor.rstrip().endswith(":") else "")
-            spans.append((e.after + 1, e.after, i, _place(e.code, indent, rebase=False)))
+            other = _relayouts(e.code, indent, [])[layout] if layout >= 0 else None
+            spans.append((e.after + 1, e.after, i, other or _place(e.code, indent, rebase=False)))
             continue
         if not 1 <= e.start <= e.end <= n:
             raise EditError(f"edit {i}: lines {e.start}-{e.end} are not a range of the function's lines 1-{n}")
@@ -184,8 +190,8 @@ def _apply(source: str, edits: list[Replace | Insert | Delete], layout: int) -> 
         if isinstance(e, Replace):
             indent = _indent_at(lines, e.start, e.end)
             new = _place(e.code, indent, rebase=True)
-            others = _relayouts(e.code, indent, lines[e.start - 1:e.end]) if layout >= 0 else []
-            new = others[layout] if 0 <= layout < len(others) else new
+            other = _relayouts(e.code, indent, lines[e.start - 1:e.end])[layout] if layout >= 0 else None
+            new = other or new
         spans.append((e.start, e.end, i, new))
     spans.sort(key=lambda s: (s[0], s[1], s[2]))
     for (a_start, a_end, a_i, _), (b_start, _, b_i, _) in zip(spans, spans[1:]):
