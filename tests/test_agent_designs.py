@@ -62,6 +62,17 @@ def test_an_edit_that_breaks_the_syntax_goes_back_to_patch():
     assert result.attempts[1].answer == "", "a tested answer's code is its record"
 
 
+def test_a_plan_whose_second_edit_does_not_apply_either_goes_back_to_thought():
+    answers = [PLAN, edit(3, "    return a +"), edit(3, "    return a +"), "Line 3: `return a + b`.",
+               edit(3, "    return a + b")]
+    result, llm, harness = run("thought-patch", answers)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "syntax"),
+                                                              ("patch", "passed")]
+    replan = llm.calls[3][-1].content
+    assert llm.calls[3][0].content.startswith("You find the bug") and "could not be turned into an edit" in replan
+    assert "does not parse" in replan and len(harness.checked) == 1
+
+
 def test_a_failing_patch_goes_back_to_thought_with_its_history():
     answers = [PLAN, edit(3, "    return a * b"), "Try addition.", edit(3, "    return a + b")]
     result, llm, harness = run("thought-patch", answers)

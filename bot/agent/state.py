@@ -77,6 +77,7 @@ class AgentState(TypedDict, total=False):
     # thought-patch: the latest plan, and what thinking it cost (counted into the patch's attempt)
     plan: str
     plan_cost: Cost
+    patch_tries: int  # patches asked for since the latest thought
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
     turns: list[tuple[Message, Message]]
     open_call: Message | None

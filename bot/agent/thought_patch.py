@@ -4,7 +4,8 @@ plan into JSON line edits, which fixbot applies to the original function before 
     thought ──► patch ──► test ──► thought ──► ...
                  │  ▲
                  └──┘  (an edit that does not apply goes back to patch, with the reason)
-    patch ──► thought  (the edit gives code already tried: think again, hotter)
+    patch ──► thought  (the edit gives code already tried: think again, hotter; or a second edit of the same
+                        plan does not apply either: a plan the model cannot write down is replaced)
 
 Both nodes see the original function without its docstring (the docstring is shown apart, as the spec), its
 lines numbered one after another; edits always refer to those numbers, so the history of earlier patches that
@@ -27,6 +28,11 @@ from .nodes import ask, candidate, repeat_boost, spent
 from .state import AgentState, Cost, Problem
 
 
+# Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model
+# mostly sent the same edit again (8 times in a row on one task), spending the budget on one unwritable plan.
+PATCH_TRIES = 2
+
+
 def _view(ctx: AgentContext) -> str:
     """What the line numbers refer to: the original function without its docstring."""
     return split_docstring(ctx.target.source)[0]
@@ -36,6 +42,10 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
     last = state["attempts"][-1] if state["attempts"] else None
     if last is None:
         return f"The tests fail:\n{ctx.failure.summary.strip()}"
+    if last.outcome in ("syntax", "signature"):
+        reason = last.feedback.splitlines()[0] if last.feedback else "it did not apply"
+        return (f"The last plan could not be turned into an edit that applies ({reason}). Find a fix that is "
+                "simpler to write: as few lines as possible, each given exactly as it should read.")
     if last.outcome == "repeat":
         return (f"The last plan led to code already tried ({last.feedback}). That is not the bug: find a different "
                 "root cause.")
@@ -48,7 +58,7 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), prompts.tried_lines(ctx.target, state["attempts"]),
                                _situation(state, ctx), state.get("hints", []))
     done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
-    return {"plan": done.text.strip(), "plan_cost": Cost(done.prompt_tokens, done.completion_tokens, done.latency_s),
+    return {"plan": done.text.strip(), "patch_tries": 0, "plan_cost": Cost(done.prompt_tokens, done.completion_tokens, done.latency_s),
             "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
 
 
@@ -75,6 +85,7 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
         code = None
     update = candidate("patch", done, temp, code, problem, detail, state, ctx, before=state.get("plan_cost", Cost()))
     update["plan_cost"] = Cost()  # counted once, in this attempt
+    update["patch_tries"] = state.get("patch_tries", 0) + 1
     return update
 
 
@@ -88,7 +99,9 @@ def route_patch(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["t
         return "test"
     if spent(state, runtime.context):
         return END
-    return "thought" if pending is not None and pending.problem == "repeat" else "patch"
+    if pending is not None and (pending.problem == "repeat" or state.get("patch_tries", 0) >= PATCH_TRIES):
+        return "thought"
+    return "patch"
 
 
 def wire(g: StateGraph) -> tuple[str, str]:
