@@ -58,7 +58,8 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), prompts.tried_lines(ctx.target, state["attempts"]),
                                _situation(state, ctx), state.get("hints", []))
     done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
-    return {"plan": done.text.strip(), "patch_tries": 0, "plan_cost": Cost(done.prompt_tokens, done.completion_tokens, done.latency_s),
+    return {"plan": done.text.strip(), "patch_tries": 0,
+            "plan_cost": Cost(done.prompt_tokens, done.completion_tokens, done.latency_s),
             "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
 
 
