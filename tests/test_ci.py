@@ -128,6 +128,7 @@ def test_ci_dry_run_publishes_nothing_and_a_bad_config_names_the_key(github_doub
     proc = run_fixbot("ci", env={**world["env"], "INPUT_DRY-RUN": "true"})
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert outputs(world)["status"] == "fixed" and d.writes() == [] and d.repo.pulls == []
+    assert "design: reflect, 3 answer(s) per model call" in proc.stdout
     (world["workspace"] / ".github").mkdir()
     (world["workspace"] / ".github" / "fixbot.yml").write_text("iteratons: 3\n")
     proc = run_fixbot("ci", env=world["env"])
@@ -181,9 +182,13 @@ def test_ci_tool_call_design_needs_a_model_with_tools(github_double, tmp_path):
 
 
 def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
-    from bot.cli.ci_cmd import _options
+    from bot.cli.ci_cmd import _design_line, _options
     from bot.config import Config
     options = _options(Config(samples=3, search=False), ())
     assert (options.agent, options.samples, options.search) == ("reflect", 3, None)
     assert _options(Config(), ()).samples == 3  # the default: reflect with three answers per call
     assert _options(Config(agent="thought-patch"), ()).samples == 1  # a design that asks for one ignores it
+    # samples from the file beside a design picked by an input is ignored, and the log says so
+    assert _design_line(Config(agent="tool-call", samples=4)) == \
+        "design: tool-call, 1 answer(s) per model call (`samples: 4` applies to the reflect design only)"
+    assert _design_line(Config(samples=2)) == "design: reflect, 2 answer(s) per model call"

@@ -76,6 +76,16 @@ def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
                       agent=config.agent, samples=samples_for(config.agent, config.samples))
 
 
+def _design_line(config: Config) -> str:
+    """The design and answers per call this run uses: `samples` from the file is ignored, not rejected, when an
+    Action input picks a design that asks for one answer at a time, so the log says so."""
+    samples = samples_for(config.agent, config.samples)
+    line = f"design: {config.agent}, {samples} answer(s) per model call"
+    if samples != config.samples:
+        line += f" (`samples: {config.samples}` applies to the reflect design only)"
+    return line
+
+
 def _notice(io: RunnerIO, result: FixResult) -> None:
     for repair in result.repairs:
         if repair.status == "fixed":
@@ -99,6 +109,7 @@ def run_ci(env: Mapping[str, str]) -> int:
         io.set_outputs({"status": "skipped", "pr-url": "", "patch-path": ""})
         io.summary(f"## fixbot: skipped\n\n{the_plan.reason}")
         return 0
+    io.say(_design_line(config))
     publishing = not config.dry_run and the_plan.can_publish
     if not token:
         raise BadEvent("the `github-token` input is empty")
