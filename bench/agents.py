@@ -8,7 +8,10 @@ and median changed lines.
 
     .venv/bin/python bench/agents.py [--agents reflect,thought-patch,tool-call] [--few-shot off|on|both]
         [--subset stratified:0.35] [--seed 0] [--protocol tests] [--iterations 10] [--model llamacpp:bundled]
-        [--data FILE] [--workers 2] [--out DIR] [--json]
+        [--data FILE] [--workers 2] [--out DIR] [--part K/N] [--json]
+
+--part K/N runs the K-th of N consecutive slices of the subset's tasks only (each slice its own results
+directory): a leg longer than one sitting is run as slices, and their counts add up to the leg's.
 """
 from __future__ import annotations
 
@@ -30,11 +33,25 @@ def legs(agents: list[str], few_shot: str) -> list[tuple[str, bool]]:
     return [(agent, shot) for agent in agents for shot in shots]
 
 
+def part_tasks(part: str, args: argparse.Namespace) -> list[int]:
+    """The task numbers of slice K of N of the subset, in the order eval runs them."""
+    from eval.tasks import load_tasks, select
+
+    k, _, n = part.partition("/")
+    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
+        raise SystemExit(f"agents.py: --part {part!r}: use K/N with 1 <= K <= N, e.g. 1/2")
+    numbers = [t.number for t in select(load_tasks(args.data), subset=args.subset, seed=args.seed)]
+    size = len(numbers)
+    return numbers[round(size * (int(k) - 1) / int(n)):round(size * int(k) / int(n))]
+
+
 def run_leg(agent: str, few_shot: bool, args: argparse.Namespace) -> dict:
     name = agent + ("+few-shot" if few_shot else "")
-    out = args.out / f"{args.protocol}-{args.subset.replace(':', '')}-s{args.seed}-k{args.iterations}-{name}"
+    part = f"-part{args.part.replace('/', 'of')}" if args.part else ""
+    out = args.out / f"{args.protocol}-{args.subset.replace(':', '')}-s{args.seed}-k{args.iterations}-{name}{part}"
+    tasks = ["--tasks", ",".join(map(str, args.tasks))] if args.part else ["--subset", args.subset]
     cmd = [sys.executable, "-m", "bot.cli.main", "eval", "--data", str(args.data), "--protocol", args.protocol,
-           "--iterations", str(args.iterations), "--model", args.model, "--agent", agent, "--subset", args.subset,
+           "--iterations", str(args.iterations), "--model", args.model, "--agent", agent, *tasks,
            "--seed", str(args.seed), "--workers", str(args.workers), "--out", str(out)] + (["--few-shot"] if few_shot else [])
     print(f"\n== {name}: {' '.join(cmd[3:])}", file=sys.stderr, flush=True)
     proc = subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
@@ -65,6 +82,7 @@ def main() -> int:
                         help="tasks at once, each with a model process of its own (default 2: on 2 cores, two "
                              "1-thread llama.cpp processes generate 1.2x the tokens of one 2-thread process)")
     parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "fixbot" / "bench-agents")
+    parser.add_argument("--part", metavar="K/N", help="only the K-th of N consecutive slices of the subset's tasks")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
     agents = args.agents.split(",")
@@ -73,13 +91,15 @@ def main() -> int:
         parser.error(f"unknown agent(s) {', '.join(unknown)}; choose from {', '.join(AGENTS)}")
     if not args.data.is_file():
         parser.error(f"--data {args.data}: no such file")
+    args.tasks = part_tasks(args.part, args) if args.part else None
     report = {"date": time.strftime("%Y-%m-%d"), "model": args.model, "protocol": args.protocol,
-              "subset": args.subset, "seed": args.seed, "iterations": args.iterations,
+              "subset": args.subset, "part": args.part, "tasks": args.tasks, "seed": args.seed, "iterations": args.iterations,
               "legs": [run_leg(agent, shot, args) for agent, shot in legs(agents, args.few_shot)]}
     if args.json:
         print(json.dumps(report))
         return 0
-    print(f"{report['date']} · {args.model} · {args.protocol} protocol · {args.subset} seed {args.seed} · "
+    part = f" part {args.part} (tasks {','.join(map(str, args.tasks))})" if args.part else ""
+    print(f"{report['date']} · {args.model} · {args.protocol} protocol · {args.subset} seed {args.seed}{part} · "
           f"{args.iterations} iterations")
     print(f"{'agent':<24}{'pass@1':>8}{'passed':>8}{'1-shot':>8}{'iters':>7}{'tokens':>8}{'wall s':>9}{'lines':>7}")
     for r in report["legs"]:
