@@ -119,3 +119,12 @@ def test_lines_copied_from_the_view_after_a_flush_first_line_keep_their_indentat
     code = "out += x\\n    out = max(out, 0)"  # an insertion too
     fixed = edit('{"edits": [{"op": "insert", "after": 5, "code": "%s"}]}' % code)
     assert "            out += x\n            out += x\n    out = max(out, 0)\n\n    return out" in fixed
+
+
+def test_an_elif_after_the_last_line_of_an_if_body_goes_at_the_level_of_its_if():
+    code = "elif x > 0:\\n    out -= x"  # inserted after the body's last line: plainly, it would land inside it
+    fixed = edit('{"edits": [{"op": "insert", "after": 5, "code": "%s"}]}' % code)
+    assert "        if x < 0:\n            out += x\n        elif x > 0:\n            out -= x\n" in fixed
+    code = "elif x > 0:\\n    out -= x"  # in place of the blank line 6, whose indentation is `return out`'s
+    fixed = edit('{"edits": [{"op": "replace", "start": 6, "end": 6, "code": "%s"}]}' % code)
+    assert "        if x < 0:\n            out += x\n        elif x > 0:\n            out -= x\n    return out" in fixed

@@ -108,7 +108,10 @@ def _lines(code: str) -> list[str]:
     return code.replace("\t", "    ").rstrip("\n").splitlines() or [""]
 
 
-def _relayouts(code: str, indent: str, replaced: list[str]) -> list[list[str] | None]:
+CLAUSE = re.compile(r"(?:elif\b|else\s*:|except\b|finally\s*:)")  # a line that continues a block above it
+
+
+def _relayouts(code: str, indent: str, replaced: list[str], above: list[str]) -> list[list[str] | None]:
     """Other readings of new code's indentation, tried in this order only when the plain one does not parse
     (the index is the `layout`; None where a reading does not apply):
     0. as many lines as it replaces: each takes the indentation of the line it replaces (the model flattened a
@@ -116,7 +119,10 @@ def _relayouts(code: str, indent: str, replaced: list[str]) -> list[list[str] | 
     1. the first line flush left, the others as copied from the numbered view: they keep their indentation
        exactly (a replacement that runs from inside one block into the next, "unexpected indent");
     2. the first line flush left, the others indented relative to it: one level under a first line that opens
-       a block, keeping their indentation relative to each other."""
+       a block, keeping their indentation relative to each other;
+    3. a first line that continues a block (`elif`, `else:`, `except`, `finally:`) at the indentation of the
+       nearest block header above whose body runs down to the edit, its `if` or `try` (an `elif` inserted after
+       the last line of an `if` body otherwise lands inside that body), the rest relative to it."""
     lines = _lines(code)
     per_line = ([_indent_of(old) + new.strip() if new.strip() else new for new, old in zip(lines, replaced)]
                 if replaced and len(lines) == len(replaced) else None)
@@ -127,7 +133,24 @@ def _relayouts(code: str, indent: str, replaced: list[str]) -> list[list[str] | 
         step = indent + ("    " if lines[0].rstrip().endswith(":") else "")
         relative = [indent + lines[0]] + [step + line if line.strip() else line
                                           for line in textwrap.dedent("\n".join(lines[1:])).splitlines()]
-    return [per_line, absolute, relative]
+    opener = _opener_indent(above) if CLAUSE.match(lines[0].strip()) else None
+    clause = ([opener + line if line.strip() else line for line in textwrap.dedent("\n".join(lines)).splitlines()]
+              if opener is not None else None)
+    return [per_line, absolute, relative, clause]
+
+
+def _opener_indent(above: list[str]) -> str | None:
+    """The indentation of the nearest block header above whose body runs down to the edit: the `if` that an
+    `elif` there continues."""
+    floor = None
+    for line in reversed(above):
+        if not line.strip():
+            continue
+        width = len(_indent_of(line))
+        if floor is not None and width < floor and line.rstrip().endswith(":"):
+            return _indent_of(line)
+        floor = width if floor is None else min(floor, width)
+    return None
 
 
 def _same_def(code: str, def_line: str) -> bool:
@@ -151,7 +174,7 @@ def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
     plain = _apply(source, edits, layout=-1)
     if _parses(plain):
         return plain
-    for layout in range(3):
+    for layout in range(4):
         other = _apply(source, edits, layout)
         if other != plain and _parses(other):
             return other
@@ -176,7 +199,7 @@ def _apply(source: str, edits: list[Replace | Insert | Delete], layout: int) -> 
                 raise EditError(f"edit {i}: insert after line {e.after}, but the function has lines 1-{n}")
             anchor = lines[e.after - 1]
             indent = _indent_of(anchor) + ("    " if anchor.rstrip().endswith(":") else "")
-            other = _relayouts(e.code, indent, [])[layout] if layout >= 0 else None
+            other = _relayouts(e.code, indent, [], lines[:e.after])[layout] if layout >= 0 else None
             spans.append((e.after + 1, e.after, i, other or _place(e.code, indent, rebase=False)))
             continue
         if not 1 <= e.start <= e.end <= n:
@@ -190,7 +213,8 @@ def _apply(source: str, edits: list[Replace | Insert | Delete], layout: int) -> 
         if isinstance(e, Replace):
             indent = _indent_at(lines, e.start, e.end)
             new = _place(e.code, indent, rebase=True)
-            other = _relayouts(e.code, indent, lines[e.start - 1:e.end])[layout] if layout >= 0 else None
+            other = (_relayouts(e.code, indent, lines[e.start - 1:e.end], lines[:e.start - 1])[layout]
+                     if layout >= 0 else None)
             new = other or new
         spans.append((e.start, e.end, i, new))
     spans.sort(key=lambda s: (s[0], s[1], s[2]))
