@@ -128,6 +128,18 @@ def test_arguments_that_are_not_json_are_answered_without_running():
     assert result.attempts[0].answer == '{"code": "def add(a, b):', "a call's arguments are its answer"
 
 
+def test_code_sent_without_its_line_breaks_or_with_a_stray_brace_is_read_as_meant():
+    flat = "def add(a, b):    if a:        return a + b    return b"  # each run of spaces was a line break
+    result, _, harness = run("tool-call", [tool(flat)])
+    assert [a.outcome for a in result.attempts] == ["passed"] and len(harness.checked) == 1
+    assert "    if a:\n        return a + b\n    return b" in result.attempts[0].code
+    result, _, _ = run("tool-call", [tool("def add(a, b):\n    return a + b}")])
+    assert [a.outcome for a in result.attempts] == ["passed"]
+    result, llm, _ = run("tool-call", [tool("def add(a, b):    return a +  b  )"), tool("def add(a, b):\n    return a + b")])
+    assert [a.outcome for a in result.attempts] == ["syntax", "passed"]  # no reading parses: the plain error
+    assert "line 1" in llm.calls[1][-1].content
+
+
 def test_code_already_tried_is_not_run_and_raises_the_temperature():
     result, llm, harness = run("tool-call", [tool(BUGGY), tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["repeat", "passed"] and len(harness.checked) == 1

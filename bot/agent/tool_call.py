@@ -12,6 +12,7 @@ context. Untested answers (NOT RUN) are not kept: shown again and again, the sam
 from __future__ import annotations
 
 import json
+import re
 from typing import Literal
 
 from langgraph.graph import END, StateGraph
@@ -69,6 +70,18 @@ def _window(turns: list[tuple[Message, Message]]) -> list[tuple[Message, Message
     return (tested + turns[-1:])[-MAX_TURNS:]
 
 
+def _readings(code: str) -> list[str]:
+    """`code` as sent, then what it reads as without two slips seen in JSON strings written under the grammar:
+    the line breaks left out (`def f(x):    if x:        return 1`: each run of spaces was a newline and the
+    next line's indentation), and a stray closing brace after the last line (`return len(s)}`)."""
+    readings = [code]
+    if "\n" not in code.strip() and re.search(r"\S {2,}\S", code):
+        readings.append(re.sub(r"(?<=\S)( {2,})(?=\S)", lambda m: "\n" + m.group(1), code.strip()))
+    if code.rstrip().endswith("}"):
+        readings += [r.rstrip()[:-1] for r in list(readings)]
+    return readings
+
+
 def _arguments(raw: str, name: str, original: str) -> tuple[str | None, Problem | None, str]:
     try:
         args = json.loads(raw or "{}")
@@ -77,7 +90,8 @@ def _arguments(raw: str, name: str, original: str) -> tuple[str | None, Problem 
     code = args.get("code") if isinstance(args, dict) else None
     if not isinstance(code, str) or not code.strip():
         return None, "no_call", "run_tests needs the function's source in `code`"
-    got = extract_function(code, name, original)
+    first, *others = [extract_function(text, name, original) for text in _readings(code)]
+    got = next((o for o in others if o.problem is None), first) if first.problem == "syntax" else first
     return got.code, got.problem, got.detail
 
 
