@@ -90,8 +90,10 @@ def _arguments(raw: str, name: str, original: str) -> tuple[str | None, Problem 
     code = args.get("code") if isinstance(args, dict) else None
     if not isinstance(code, str) or not code.strip():
         return None, "no_call", "run_tests needs the function's source in `code`"
-    first, *others = [extract_function(text, name, original) for text in _readings(code)]
-    got = next((o for o in others if o.problem is None), first) if first.problem == "syntax" else first
+    plain, *others = _readings(code)
+    got = extract_function(plain, name, original)
+    if got.problem == "syntax":  # the other readings only when the code as sent does not parse
+        got = next((o for o in (extract_function(text, name, original) for text in others) if o.problem is None), got)
     return got.code, got.problem, got.detail
 
 
