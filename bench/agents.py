@@ -33,10 +33,11 @@ def legs(agents: list[str], few_shot: str) -> list[tuple[str, bool]]:
     return [(agent, shot) for agent in agents for shot in shots]
 
 
-def part_tasks(part: str, args: argparse.Namespace) -> list[int]:
-    """The task numbers of slice K of N of the subset, in the order eval runs them."""
+def part_tasks(args: argparse.Namespace) -> list[int]:
+    """The task numbers of slice K of N (--part) of the subset, in the order eval runs them."""
     from eval.tasks import load_tasks, select
 
+    part = args.part
     k, _, n = part.partition("/")
     if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
         raise SystemExit(f"agents.py: --part {part!r}: use K/N with 1 <= K <= N, e.g. 1/2")
@@ -91,7 +92,7 @@ def main() -> int:
         parser.error(f"unknown agent(s) {', '.join(unknown)}; choose from {', '.join(AGENTS)}")
     if not args.data.is_file():
         parser.error(f"--data {args.data}: no such file")
-    args.tasks = part_tasks(args.part, args) if args.part else None
+    args.tasks = part_tasks(args) if args.part else None
     report = {"date": time.strftime("%Y-%m-%d"), "model": args.model, "protocol": args.protocol,
               "subset": args.subset, "part": args.part, "tasks": args.tasks, "seed": args.seed, "iterations": args.iterations,
               "legs": [run_leg(agent, shot, args) for agent, shot in legs(agents, args.few_shot)]}
