@@ -9,7 +9,7 @@ from bot.agent import AgentContext, Budgets, Failure, Target, repair
 from bot.agent.prompts import FEW_SHOT
 from bot.agent.tool_call import MAX_TURNS
 from bot.agent.types import RepairInterrupted
-from bot.llm import Completion, ScriptedLLM
+from bot.llm import Completion, Message, ScriptedLLM
 
 from .test_agent_graph import BUGGY, FIXED, AssertHarness
 
@@ -42,15 +42,20 @@ def test_thought_then_patch_fixes_and_counts_both_calls_in_one_attempt():
     [attempt] = result.attempts
     assert (attempt.node, attempt.outcome, attempt.changed_lines) == ("patch", "passed", 1)
     assert attempt.prompt_tokens == sum(len(m.content.split()) for call in llm.calls for m in call)
-    thought_prompt, patch_prompt = llm.calls[0][-1].content, llm.calls[1][-1].content
+    thought_prompt = llm.calls[0][-1].content
     assert "3 |     return a - b" in thought_prompt and "Return the sum" not in thought_prompt.split("line numbers")[1]
-    assert PLAN in patch_prompt and "3 |     return a - b" in patch_prompt
+    thought_call, patch_call = llm.calls
+    assert patch_call[:2] == thought_call and patch_call[2] == Message("assistant", PLAN), \
+        "patch continues the thought's conversation, so the model's cached prompt prefix covers it"
+    assert "JSON edit" in patch_call[3].content and "lines are 1-3" in patch_call[3].content
 
 
 def test_an_edit_that_does_not_apply_goes_back_to_patch_with_the_reason():
     result, llm, _ = run("thought-patch", [PLAN, edit(9, "    return a + b"), edit(3, "    return a + b")])
     assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "passed")]
-    assert "the function's lines 1-3" in llm.calls[2][-1].content and PLAN in llm.calls[2][-1].content
+    first, retry = llm.calls[1], llm.calls[2]
+    assert retry[:4] == first and retry[4] == Message("assistant", edit(9, "    return a + b")), "its own edit, shown"
+    assert "the function's lines 1-3" in retry[5].content and len(retry) == 6
     assert len(llm.calls) == 3, "a retried patch keeps its plan: no new thought"
 
 
@@ -69,7 +74,8 @@ def test_a_plan_whose_second_edit_does_not_apply_either_goes_back_to_thought():
     assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "syntax"),
                                                               ("patch", "passed")]
     replan = llm.calls[3][-1].content
-    assert llm.calls[3][0].content.startswith("You find the bug") and "could not be turned into an edit" in replan
+    assert llm.calls[3][0].content.startswith("You find and fix the bug") and "could not be turned into an edit" in replan
+    assert len(llm.calls[3]) == 2, "a new plan starts a new conversation"
     assert "does not parse" in replan and len(harness.checked) == 1
 
 

@@ -36,12 +36,32 @@ def test_bundled_model_repairs_a_real_buggy_function(bundled_llm, tasks, docker_
     assert result.attempts[0]["prompt_tokens"] > 100 and result.attempts[0]["completion_tokens"] > 5
 
 
+class Recording:
+    """The bundled model, keeping every completion (with how many prompt tokens its cache covered)."""
+
+    def __init__(self, llm) -> None:  # type: ignore[no-untyped-def]
+        self.llm, self.name, self.done = llm, llm.name, []
+
+    def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+        self.done.append(self.llm.complete(messages, **options))
+        return self.done[-1]
+
+    def complete_with_tools(self, messages, tools, **options):  # type: ignore[no-untyped-def]
+        self.done.append(self.llm.complete_with_tools(messages, tools, **options))
+        return self.done[-1]
+
+
 @pytest.mark.parametrize("agent, node", [("thought-patch", "patch"), ("tool-call", "tool")])
 def test_the_other_two_designs_repair_it_too(agent, node, bundled_llm, tasks, docker_sandbox):
     """thought-patch: a plan, then JSON line edits; tool-call: the model calls run_tests through llama-cpp-python's
     function-calling format. No mutation search here, so the model's own candidate must pass."""
-    result = run_task(tasks[2], bundled_llm, docker_sandbox, ReplayConfig(budgets=Budgets(iterations=3), agent=agent))
+    llm = Recording(bundled_llm)
+    result = run_task(tasks[2], llm, docker_sandbox, ReplayConfig(budgets=Budgets(iterations=3), agent=agent))
     assert result.passed, result.attempts
+    if agent == "thought-patch":  # patch continues the thought's conversation: llama.cpp evaluates only its new turn
+        thought, patch = llm.done[:2]
+        assert patch.cached_tokens >= thought.prompt_tokens, (thought, patch)
+        assert patch.prompt_tokens - patch.cached_tokens < thought.completion_tokens + 250, (thought, patch)
     assert result.fixed_by == "model" and result.attempts[-1]["node"] == node
     removed = [line for line in result.diff.splitlines() if line.startswith("-") and not line.startswith("---")]
     assert removed == ["-    return number % 1.0 + 1.0"] and result.changed_lines == 1

@@ -136,13 +136,16 @@ def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
                             "with the same name and parameters.")]
 
 
-THOUGHT_SYSTEM = """You find the bug in one Python function whose tests fail.
-The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.
-Reply in at most three short sentences and no code: the root cause (which line is wrong, and why),
-then the concrete fix (exactly what that line should become). Name lines by their numbers."""
+THOUGHT_PATCH_SYSTEM = """You find and fix the bug in one Python function whose tests fail, in the step each message asks
+for: the fix plan in words, or that plan written as a JSON edit of the function's numbered lines.
+The bug is small: usually one line, often a wrong operator, constant, variable, call or condition."""
 
-PATCH_SYSTEM = """You turn a fix plan into an edit of a Python function's numbered lines.
-Reply with JSON only, in this form, where N and M are line numbers of the function you are shown:
+PLAN_ASK = """What is the root cause, and what is the fix? Reply in at most three short sentences and no code:
+the root cause (which line is wrong, and why), then the concrete fix (exactly what that line should become).
+Name lines by their numbers."""
+
+EDIT_ASK = """Now write that fix as an edit of the numbered lines. Reply with JSON only, in this form, where N and M
+are line numbers of the function shown above:
 {"edits": [{"op": "replace", "start": N, "end": M, "code": "    new code"}]}
 Operations: "replace" lines N..M with code; "insert" code after line N: {"op": "insert", "after": N, "code": "..."};
 "delete" lines N..M: {"op": "delete", "start": N, "end": M}.
@@ -153,17 +156,21 @@ def thought(target: Target, failure: Failure, numbered: str, tried: list[str], s
             hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     earlier = ("\nEarlier patches that did not work (do not repeat them):\n" + "\n".join(tried[-4:]) + "\n"
                if tried else "")
-    return [Message("system", THOUGHT_SYSTEM),
+    return [Message("system", THOUGHT_PATCH_SYSTEM),
             Message("user", f"{_task(target, failure, numbered)}\n\n{situation.strip()}\n{earlier}"
-                            f"{_hints(target, list(hints))}\nWhat is the root cause, and what is the fix?")]
+                            f"{_hints(target, list(hints))}\n{PLAN_ASK}")]
 
 
-def patch(target: Target, numbered: str, plan: str, error: str = "") -> list[Message]:
-    retry = f"\nYour last edit could not be applied: {error.strip()}\nSend a corrected edit.\n" if error else ""
-    return [Message("system", PATCH_SYSTEM),
-            Message("user", f"The function `{target.name}`, with line numbers:\n```\n{numbered}\n```\n\n"
-                            f"The fix plan:\n{plan.strip()}\n{retry}\nIts lines are 1-{numbered.count(chr(10)) + 1}; "
-                            "line 1 is the `def` line. Reply with the JSON edit.")]
+def patch(plan: list[Message], lines: int, retries: list[tuple[str, str]] = ()) -> list[Message]:  # type: ignore[assignment]
+    """The thought's conversation, which ends in the plan as the model's own turn, continued: the edit asked for,
+    then each edit of this plan that could not be applied with its reason. Continuing, rather than starting a
+    conversation of its own, lets llama.cpp's cached prompt prefix cover all that came before, so only the new
+    turns are evaluated (separate prompts alternated and the cache never hit)."""
+    messages = [*plan, Message("user", f"{EDIT_ASK}\nIts lines are 1-{lines}; line 1 is the `def` line. Reply with the JSON edit.")]
+    for answer, error in retries:
+        messages += [Message("assistant", answer),
+                     Message("user", f"That edit could not be applied: {error.strip()}\nSend a corrected edit, JSON only.")]
+    return messages
 
 
 TOOL_SYSTEM = """You repair one buggy Python function so that its tests pass.

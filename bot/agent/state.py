@@ -74,10 +74,11 @@ class AgentState(TypedDict, total=False):
     hints: list[str]  # the latest search's passing mutants, when the tests could not choose between them
     final: str | None
     stop: StopReason | None
-    # thought-patch: the latest plan, and what thinking it cost (counted into the patch's attempt)
-    plan: str
+    # thought-patch: the latest thought's conversation ending in its plan, what thinking it cost (counted into
+    # the patch's attempt), and this plan's edits that could not be applied, each with the reason
+    plan: list[Message]
     plan_cost: Cost
-    patch_tries: int  # patches asked for since the latest thought
+    patch_turns: list[tuple[str, str]]
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
     turns: list[tuple[Message, Message]]
     open_call: Message | None

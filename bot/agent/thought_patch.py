@@ -7,7 +7,8 @@ plan into JSON line edits, which fixbot applies to the original function before 
     patch ──► thought  (the edit gives code already tried: think again, hotter; or a second edit of the same
                         plan does not apply either: a plan the model cannot write down is replaced)
 
-Both nodes see the original function without its docstring (the docstring is shown apart, as the spec), its
+Patch continues Thought's conversation (the plan is the model's own turn, the edit is asked for next, an edit
+that did not apply is shown with its reason), so llama.cpp evaluates only the new turns. Both nodes see the original function without its docstring (the docstring is shown apart, as the spec), its
 lines numbered one after another; edits always refer to those numbers, so the history of earlier patches that
 the Thought node reads keeps its meaning. The faithful merge puts the docstring back. One iteration is one patch (the candidate); the thought before it is
 counted in that attempt's tokens and latency, and in the token and time budgets.
@@ -20,6 +21,7 @@ from typing import Literal
 from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 
+from ..llm.types import Message
 from . import prompts
 from .code import split_docstring
 from .context import AgentContext
@@ -58,7 +60,8 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), prompts.tried_lines(ctx.target, state["attempts"]),
                                _situation(state, ctx), state.get("hints", []))
     done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
-    return {"plan": done.text.strip(), "patch_tries": 0,
+    # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
+    return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
             "plan_cost": Cost(done.prompt_tokens, done.completion_tokens, done.latency_s),
             "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
 
@@ -66,10 +69,9 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
 def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
     view = _view(ctx)
-    pending = state.get("pending")
-    error = pending.detail if pending is not None and pending.problem in ("patch", "syntax", "signature") else ""
+    turns = state.get("patch_turns", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    done, temp = ask(prompts.patch(ctx.target, numbered(view), state.get("plan", ""), error), state, ctx,
+    done, temp = ask(prompts.patch(state.get("plan", []), len(view.rstrip("\n").splitlines()), turns), state, ctx,
                      repeat_boost(state))
     code: str | None = None
     problem: Problem | None = None
@@ -86,7 +88,9 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
         code = None
     update = candidate("patch", done, temp, code, problem, detail, state, ctx, before=state.get("plan_cost", Cost()))
     update["plan_cost"] = Cost()  # counted once, in this attempt
-    update["patch_tries"] = state.get("patch_tries", 0) + 1
+    pending = update["pending"]
+    if pending.problem in ("patch", "syntax", "signature"):  # the next try of this plan sees this edit and why
+        update["patch_turns"] = [*turns, (done.text, pending.detail)]
     return update
 
 
@@ -100,7 +104,7 @@ def route_patch(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["t
         return "test"
     if spent(state, runtime.context):
         return END
-    if pending is not None and (pending.problem == "repeat" or state.get("patch_tries", 0) >= PATCH_TRIES):
+    if pending is not None and (pending.problem == "repeat" or len(state.get("patch_turns", [])) >= PATCH_TRIES):
         return "thought"
     return "patch"
 
