@@ -50,6 +50,19 @@ def test_an_insert_before_a_replace_of_the_next_line_is_not_an_overlap():
     assert fixed.endswith("            out += x\n\n    out = abs(out)\n    return out\n")
 
 
+
+def test_json_after_a_fenced_copy_of_the_view_is_found():
+    # seen in the bench: the model copied the numbered view into a fence (whose `[` is not JSON), then gave
+    # the edit in prose after it
+    text = ("Mark the lines:\n```\n3 |     for x in [xs, ys]:\n4 |         if x < 0:  # N\n```\n"
+            'The edit is {"edits": [{"op": "replace", "start": 4, "end": 4, "code": "        if x > 0:"}]}')
+    assert edit(text) == SOURCE.replace("if x < 0:", "if x > 0:")
+
+
+def test_a_json_list_that_is_not_edits_is_passed_over():
+    text = '```python\nprint([1, 2])\n```\n```json\n{"op": "delete", "start": 6, "end": 6}\n```'
+    assert edit(text) == SOURCE.replace("\n\n", "\n")
+
 @pytest.mark.parametrize("text, reason", [
     ("the bug is on line 4", "no JSON"),
     ('{"edits": [{"op": "replace", "start": 4, "end": 4, "code": "x"', "not JSON"),

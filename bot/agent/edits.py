@@ -59,19 +59,15 @@ def numbered(source: str) -> str:
 
 
 def parse_edits(text: str) -> list[Replace | Insert | Delete]:
-    """The edits in a model's answer: bare JSON or fenced, an object with "edits" or a bare list."""
-    blocks = [m.group(1) for m in _JSON.finditer(text)] or [text]
+    """The edits in a model's answer: bare JSON or fenced, an object with "edits" or a bare list. The model
+    sometimes writes the numbered view in a fence first and the JSON after it in prose, so every fence is
+    read, then the whole answer, each from every `{` or `[` until one decodes as edits."""
     data, error = None, None
-    for block in blocks:
-        candidate = block.strip()
-        start = min((i for i in (candidate.find("{"), candidate.find("[")) if i >= 0), default=-1)
-        if start < 0:
-            continue
-        try:
-            data, _ = json.JSONDecoder().raw_decode(candidate[start:])
+    for block in [m.group(1) for m in _JSON.finditer(text)] + [text]:
+        data, block_error = _first_edits_json(block)
+        error = error or block_error
+        if data is not None:
             break
-        except ValueError as exc:
-            error = exc
     if data is None:
         raise EditError(f"the answer is not JSON ({error})" if error is not None else
                         'the answer holds no JSON object; reply with {"edits": [...]}')
@@ -86,6 +82,26 @@ def parse_edits(text: str) -> list[Replace | Insert | Delete]:
         index, *field = first["loc"]  # the edit's position in the list, then the field
         where = f"edit {index + 1 if isinstance(index, int) else index}" + (f" field {field[-1]!r}" if field else "")
         raise EditError(f"{where}: {first['msg']}") from None
+
+
+def _looks_like_edits(data: object) -> bool:
+    if isinstance(data, dict):
+        return "edits" in data or "op" in data
+    return isinstance(data, list) and any(isinstance(item, dict) for item in data)
+
+
+def _first_edits_json(text: str) -> tuple[object, ValueError | None]:
+    """The first JSON value in text that looks like edits, or None and the first decoding error."""
+    decoder, error = json.JSONDecoder(), None
+    for match in re.finditer(r"[{\[]", text):
+        try:
+            data, _ = decoder.raw_decode(text[match.start():])
+        except ValueError as exc:
+            error = error or exc
+            continue
+        if _looks_like_edits(data):
+            return data, None
+    return None, error
 
 
 def _indent_of(line: str) -> str:
