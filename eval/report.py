@@ -3,11 +3,11 @@ from __future__ import annotations
 
 import json
 import statistics
-from collections import defaultdict
+from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
-from .results import TaskResult
+from .results import RUN_DEFAULTS, TaskResult
 
 
 def summarize(results: Sequence[TaskResult], run: dict[str, Any]) -> dict[str, Any]:
@@ -38,6 +38,8 @@ def summarize(results: Sequence[TaskResult], run: dict[str, Any]) -> dict[str, A
         "median_completion_tokens": statistics.median(tokens) if tokens else 0,
         "median_changed_lines": statistics.median(changed) if changed else None,
         "model_calls": len(tokens),
+        # why each task ended; "time" means the wall-time budget, not the model, decided it (a slow machine)
+        "stop_reasons": dict(sorted(Counter(r.stop_reason for r in results).items())),
         **_search_summary(results),
     }
 
@@ -66,6 +68,10 @@ def table(summary: dict[str, Any]) -> str:
     rows.append(f"single-shot pass@1 {summary['single_shot_pass_at_1']:.3f} · wall {summary['wall_s']:.0f} s · "
                 f"median completion {summary['median_completion_tokens']} tokens/call · "
                 f"median changed lines {summary['median_changed_lines']}")
+    cut = summary.get("stop_reasons", {}).get("time")
+    if cut:
+        budget = summary.get("task_seconds", RUN_DEFAULTS["task_seconds"])
+        rows.append(f"{cut} task(s) stopped on the wall-time budget ({budget:g} s) before their iterations ran out")
     if "search_rounds" in summary:
         rows.append(f"search: {summary['fixed_by_search']} fixed (+{summary['search_visible_passed_hidden_failed']} "
                     f"passing only the visible tests) · {summary['search_candidates']} candidates in "

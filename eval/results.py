@@ -35,8 +35,10 @@ class TaskResult:
         return self.iterations if self.passed else None
 
 
-RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search", "agent", "few_shot", "samples")
-RUN_DEFAULTS = {"agent": "reflect", "few_shot": False, "samples": 1}  # what a run.json written before these keys existed meant
+RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search", "agent", "few_shot", "samples",
+            "task_seconds")
+# what a run.json written before these keys existed meant
+RUN_DEFAULTS = {"agent": "reflect", "few_shot": False, "samples": 1, "task_seconds": 600.0}
 
 
 class ResultsFile:

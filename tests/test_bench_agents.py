@@ -33,8 +33,10 @@ def test_the_slices_of_a_leg_cover_its_subset_once_in_order(shared_data, sandbox
     for rep in reports:
         (leg,) = rep["legs"]
         assert leg["leg"] == "reflect" and leg["n_tasks"] == len(rep["tasks"]) and leg["passed"] == 0
+        # the iterations, not the clock, end the tasks; a scripted model has no speed to measure
+        assert rep["task_seconds"] == 1800 and leg["stopped_by_time"] == 0 and rep["model_speed"] is None
     assert sorted(p.name for p in tmp_path.iterdir() if p.is_dir()) == [
-        "tests-stratified0.02-s0-k1-reflect-part1of2", "tests-stratified0.02-s0-k1-reflect-part2of2"]
+        "tests-stratified0.02-s0-k1-t1800-reflect-part1of2", "tests-stratified0.02-s0-k1-t1800-reflect-part2of2"]
 
 
 def test_a_bad_part_is_one_line(shared_data) -> None:

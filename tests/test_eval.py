@@ -172,6 +172,25 @@ def test_cli_search_alone_fixes_one_edit_bugs_without_loading_a_model(data, tmp_
     assert "search:" in result.stdout
 
 
+def test_cli_a_task_the_wall_budget_stops_is_counted_and_the_budget_must_match_to_resume(data, tmp_path,
+                                                                                        sandbox_image):
+    """On a slow machine the wall-time budget, not the iterations, can end a task: the summary says how many."""
+    wrong = "```python\ndef has_close_elements(numbers, threshold):\n    return 0\n```"
+    script, out = write_script(tmp_path, [wrong] * 3), tmp_path / "run"
+    args = ["eval", "--model", f"scripted:{script}", "--data", str(data), "--tasks", "0", "--iterations", "3",
+            "--out", str(out)]
+    result = run_fixbot(*args, "--task-seconds", "0.001")
+    assert result.returncode == 0, result.stderr
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["stop_reasons"] == {"time": 1} and summary["task_seconds"] == 0.001 and summary["passed"] == 0
+    assert "1 task(s) stopped on the wall-time budget (0.001 s) before their iterations ran out" in result.stdout
+    other = run_fixbot(*args)  # eval's default budget, 600 s: not the run that is in --out
+    assert other.returncode == 2 and "another configuration (task_seconds differ)" in other.stderr
+    bad = run_fixbot(*args[:-2], "--task-seconds", "0", "--out", str(tmp_path / "bad"))
+    assert bad.returncode == 2 and "--task-seconds must be more than 0" in bad.stderr
+    assert "Traceback" not in bad.stderr
+
+
 def test_cli_zero_iterations_needs_the_search(data, tmp_path):
     result = run_fixbot("eval", "--data", str(data), "--tasks", "0", "--iterations", "0", "--out", str(tmp_path))
     assert result.returncode == 2 and "0 only with --search" in result.stderr

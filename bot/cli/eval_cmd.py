@@ -49,13 +49,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     out = args.out or out_dir_default(args.model, args.protocol, args.iterations)
     if args.search_mutants < 1:
         raise UserError("--search-mutants must be at least 1")
+    if args.task_seconds <= 0:
+        raise UserError("--task-seconds must be more than 0")
     # two docstring examples rarely pin a bug down: there, several passing mutants go to the model as hints
     search = SearchOptions(mutants=args.search_mutants, ambiguous="ask" if args.protocol == "examples" else "accept") \
         if args.search else None
     run = {"model": args.model if args.iterations else "none", "protocol": args.protocol, "iterations": args.iterations,
            "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
            "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot,
-           "samples": args.samples}
+           "samples": args.samples, "task_seconds": args.task_seconds}
     store = ResultsFile(out, run)
     config = ReplayConfig(protocol=args.protocol, schedule=args.schedule, seed=args.seed, search=search,
                           agent=args.agent, few_shot=args.few_shot, samples=args.samples,
@@ -105,7 +107,10 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "each failing candidate after its test, screened in batches (only the visible tests drive it)")
     p.add_argument("--search-mutants", type=int, default=SearchOptions.mutants, metavar="N",
                    help=f"mutants tried per search (default {SearchOptions.mutants})")
-    p.add_argument("--task-seconds", type=float, default=600.0, metavar="S", help="wall-time budget per task")
+    p.add_argument("--task-seconds", type=float, default=Budgets.wall_s, metavar="S",
+                   help=f"wall-time budget per task (default {Budgets.wall_s:.0f}); a task stops there whatever its "
+                        "iterations, so on a slow machine it can decide pass@1: summary.json counts the tasks it "
+                        "stopped (stop_reasons)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N selected tasks")
     p.add_argument("--tasks", metavar="LIST", help="task numbers, e.g. 0,5,7")
     p.add_argument("--subset", metavar="stratified:F", help="the same fraction F of every bug type, e.g. stratified:0.35")
