@@ -7,10 +7,10 @@ so that the table measures the designs and not the search. Prints, per leg: pass
 median changed lines, and the tasks the wall-time budget stopped before their iterations ran out ("cut").
 
 Machines of one kind differ (the bundled model evaluated prompts at 17 tok/s on 2 threads of one VM and 63-76
-on another), so the header gives the model's speed here, measured before the legs with the threads each worker gets; wall
-times of runs on different machines compare only through it. The per-task wall-time budget defaults to 1800 s
-rather than eval's 600, so that the iteration budget, not the machine, ends a task: the designs are compared at
-equal iterations.
+on another), so the header gives the model's speed here, measured before the legs with the threads each worker
+gets; wall times of runs on different machines compare only through it. The per-task wall-time budget defaults
+to 1800 s rather than eval's 600, so that the iteration budget, not the machine, ends a task: the designs are
+compared at equal iterations.
 
     .venv/bin/python bench/agents.py [--agents reflect,thought-patch,tool-call] [--few-shot off|on|both]
         [--subset stratified:0.35] [--seed 0] [--protocol tests] [--iterations 10] [--model llamacpp:bundled]
