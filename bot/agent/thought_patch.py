@@ -8,10 +8,12 @@ plan into JSON line edits, which fixbot applies to the original function before 
                         plan does not apply either: a plan the model cannot write down is replaced)
 
 Patch continues Thought's conversation (the plan is the model's own turn, the edit is asked for next, an edit
-that did not apply is shown with its reason), so llama.cpp evaluates only the new turns. Both nodes see the original function without its docstring (the docstring is shown apart, as the spec), its
-lines numbered one after another; edits always refer to those numbers, so the history of earlier patches that
-the Thought node reads keeps its meaning. The faithful merge puts the docstring back. One iteration is one patch (the candidate); the thought before it is
-counted in that attempt's tokens and latency, and in the token and time budgets.
+that did not apply is shown with its reason), so llama.cpp evaluates only the new turns. Both nodes see the
+original function without its docstring (the docstring is shown apart, as the spec), its lines numbered one
+after another; edits always refer to those numbers, so the history of earlier patches that the Thought node
+reads keeps its meaning. The faithful merge puts the docstring back. One iteration is one patch (the
+candidate); the thought before it is counted in that attempt's tokens and latency, and in the token and time
+budgets.
 """
 from __future__ import annotations
 
@@ -57,8 +59,9 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
 
 def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
-    messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), prompts.tried_lines(ctx.target, state["attempts"]),
-                               _situation(state, ctx), state.get("hints", []))
+    tried = prompts.tried_lines(ctx.target, state["attempts"])
+    messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), tried, _situation(state, ctx),
+                               state.get("hints", []))
     done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
     # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
     return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
