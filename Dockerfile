@@ -30,7 +30,8 @@ RUN dpkg -s git libstdc++6 libgomp1 >/dev/null 2>&1 || (apt-get update \
     && apt-get install -y --no-install-recommends git libstdc++6 libgomp1 && rm -rf /var/lib/apt/lists/*)
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /opt/cache /opt/cache
-ENV PATH=/opt/venv/bin:$PATH XDG_CACHE_HOME=/opt/cache
+# PYTHONUNBUFFERED: progress lines reach the job's log as they happen, not when the process ends
+ENV PATH=/opt/venv/bin:$PATH XDG_CACHE_HOME=/opt/cache PYTHONUNBUFFERED=1
 RUN python3 -c "import llama_cpp, bot.cli.main"
 ENTRYPOINT ["fixbot"]
 CMD ["--help"]

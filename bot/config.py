@@ -33,7 +33,8 @@ class Config:
     draft: bool = True
     allow_forks: bool = False
     dry_run: bool = False
-    wall_s: int = 1800  # time budget of one run
+    wall_s: int = 1800  # time budget of one run, a hard limit
+    test_timeout: int = 0  # per-test limit in seconds; 0: ten times the suite's slowest passing test (5 to 60 s)
     search: bool = True  # the mutation search before and between model calls
     agent: AgentName = "reflect"  # the repair design
     samples: int = FIX_SAMPLES  # answers per model call of the reflect design, tested in one batch
@@ -45,7 +46,7 @@ KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
 HINTS = get_type_hints(Config)
 CHOICES: dict[str, tuple[str, ...]] = {name: get_args(h) for name, h in HINTS.items() if get_origin(h) is Literal}
 TYPES: dict[str, type] = {name: str if name in CHOICES else get_origin(hint) or hint for name, hint in HINTS.items()}
-LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600), "samples": (1, MAX_SAMPLES)}
+LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600), "test_timeout": (0, 3600), "samples": (1, MAX_SAMPLES)}
 
 
 def _typed(key: str, name: str, value: Any, where: str) -> Any:
@@ -103,7 +104,7 @@ def load_file(path: Path) -> Config:
 # Action input name -> config key; inputs arrive as strings (INPUT_<NAME> in the environment, hyphens kept)
 INPUTS = {"model": "model", "api-base": "api-base", "test-command": "test-command", "max-iterations": "iterations",
           "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run",
-          "search": "search", "agent": "agent", "samples": "samples"}
+          "search": "search", "agent": "agent", "samples": "samples", "test-timeout": "test-timeout"}
 
 
 def _from_text(key: str, text: str) -> Any:

@@ -2,11 +2,11 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Callable, Literal
 
 from ..llm.types import LLM
 from .search import Screen, SearchOptions
-from .types import AgentName, Budgets, Failure, Harness, Target
+from .types import AgentName, Attempt, Budgets, Failure, Harness, SearchRound, Target
 
 Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
@@ -53,3 +53,4 @@ class AgentContext:
     # reflect: answers per model call, the first at the schedule's temperature and the rest at SAMPLE_TEMPERATURE,
     # all tested in one sandbox batch (the prompt is cached, so each extra answer costs only its own tokens)
     samples: int = 1
+    progress: Callable[[Attempt | SearchRound], None] | None = None  # told of each attempt and search as it ends

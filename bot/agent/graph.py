@@ -21,6 +21,7 @@ from typing import Callable, Literal
 from langgraph.graph import END, START, StateGraph
 from langgraph.runtime import Runtime
 
+from ..errors import Stopped
 from ..llm.errors import LLMError
 from . import prompts, thought_patch, tool_call
 from .code import changed_lines, code_hash, extract_function
@@ -107,12 +108,15 @@ def repair(ctx: AgentContext) -> AgentResult:
                          "seen": {code_hash(ctx.target.source): prompts.ORIGINAL}, "final": None,
                          "current": ctx.target.source, "feedback": ctx.failure.summary, "stop": None, "searches": []}
     out = state
-    try:  # streamed so that a model failure mid-way still hands back the attempts made so far
+    shown = [0, 0]  # attempts and searches already reported through ctx.progress
+    try:  # streamed so that a model failure or a stop mid-way still hands back the attempts made so far
         for out in build_graph(ctx.agent).stream(state, context=ctx, stream_mode="values",
                                                  config={"recursion_limit": 6 * ctx.budgets.iterations + 10}):
-            pass
-    except LLMError as exc:
-        raise RepairInterrupted(str(exc), tuple(out["attempts"])) from exc
+            _report(ctx, out, shown)
+    except (LLMError, Stopped, KeyboardInterrupt) as exc:
+        stop = exc if isinstance(exc, Stopped) else Stopped("interrupted", signal_number=2) \
+            if isinstance(exc, KeyboardInterrupt) else None
+        raise RepairInterrupted(str(exc), tuple(out["attempts"]), stop=stop) from exc
     final = out.get("final")
     if final:
         final = minimize(ctx.target.source, final, ctx.harness)
@@ -121,6 +125,16 @@ def repair(ctx: AgentContext) -> AgentResult:
                        attempts=tuple(out["attempts"]), wall_s=time.monotonic() - started,
                        changed_lines=changed_lines(ctx.target.source, final) if final else None,
                        searches=tuple(out["searches"]))
+
+
+def _report(ctx: AgentContext, out: AgentState, shown: list[int]) -> None:
+    """Hand the attempts and searches that are new in this state to ctx.progress, as they happen."""
+    if ctx.progress is None:
+        return
+    attempts, searches = out["attempts"], out["searches"]
+    for item in [*attempts[shown[0]:], *searches[shown[1]:]]:
+        ctx.progress(item)
+    shown[:] = [len(attempts), len(searches)]
 
 
 def mermaid(agent: AgentName = "reflect") -> str:

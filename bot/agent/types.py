@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal, Protocol, Sequence
 
+from ..errors import Stopped
 from ..llm.errors import LLMError
 
 Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample"]
@@ -123,8 +124,10 @@ class AgentResult:
 
 
 class RepairInterrupted(LLMError):
-    """The model failed mid-repair (server down, script exhausted); the attempts made so far are kept."""
+    """The model failed mid-repair (server down, script exhausted), or the run was stopped (`stop`: the time budget
+    ran out, a signal came); the attempts made so far are kept."""
 
-    def __init__(self, message: str, attempts: tuple[Attempt, ...]) -> None:
+    def __init__(self, message: str, attempts: tuple[Attempt, ...], stop: Stopped | None = None) -> None:
         super().__init__(message)
         self.attempts = attempts
+        self.stop = stop

@@ -72,6 +72,7 @@ def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
 def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
     return FixOptions(test_command=TestCommand.parse(config.test_command), log_failures=failures,
                       iterations=config.iterations, max_targets=config.max_targets, wall_s=config.wall_s,
+                      test_timeout_s=config.test_timeout or None,
                       paths=config.paths, search=SearchOptions() if config.search else None,
                       agent=config.agent, samples=samples_for(config.agent, config.samples))
 
@@ -157,6 +158,8 @@ def run_ci(env: Mapping[str, str]) -> int:
     io.summary((out / "report.md").read_text(encoding="utf-8") + (f"\n\nPull request: {pr_url}" if pr_url else ""))
     if result.error:
         raise UserError(result.error)
+    if result.status == "interrupted":
+        return result.exit_code
     return 1 if result.status == "not_fixed" else 0  # the job is red already; green-or-flaky is no error
 
 

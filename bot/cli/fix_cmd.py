@@ -69,6 +69,8 @@ def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_bas
 def cmd_fix(args: argparse.Namespace) -> int:
     if args.iterations < 1 or args.max_targets < 1:
         raise UserError("--iterations and --max-targets must be at least 1")
+    if args.wall <= 0 or args.suite_timeout <= 0 or (args.test_timeout is not None and args.test_timeout <= 0):
+        raise UserError("--wall, --suite-timeout and --test-timeout must be positive numbers of seconds")
     parse_model_spec(args.model)  # a bad --model fails now; the model itself loads only when needed
     check_samples(args)
     if args.agent == "tool-call":
@@ -76,7 +78,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
     options = FixOptions(test_command=TestCommand.parse(args.test_cmd), log_failures=_log_failures(args.from_log),
                          iterations=args.iterations, max_targets=args.max_targets, wall_s=args.wall,
-                         suite_timeout_s=args.suite_timeout, search=None if args.no_search else SearchOptions(),
+                         suite_timeout_s=args.suite_timeout, test_timeout_s=args.test_timeout,
+                         search=None if args.no_search else SearchOptions(),
                          agent=args.agent, samples=args.samples)
     out = Path(args.out).expanduser() if args.out else default_out(checkout.root)
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
@@ -129,9 +132,15 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--out", metavar="DIR", help="where fix.patch and the reports go "
                                                      "(default ~/.cache/fixbot/fix/REPO-NAME)")
     parser.add_argument("--apply", action="store_true", help="apply the patch to the working tree when fixed")
-    parser.add_argument("--wall", type=float, default=1800, metavar="S", help="time budget in seconds (default 1800)")
+    parser.add_argument("--wall", type=float, default=1800, metavar="S",
+                        help="time budget in seconds, a hard limit: the run stops and writes its report within it "
+                             "(default 1800)")
+    parser.add_argument("--test-timeout", type=float, default=None, metavar="S",
+                        help="per-test time limit: a test running longer fails as 'timed out', with the line it was "
+                             "running, and is repaired like any failure (default: ten times the suite's slowest "
+                             "passing test, 5 to 60 s)")
     parser.add_argument("--suite-timeout", type=float, default=600, metavar="S",
-                        help="a whole-suite run longer than this is an error (default 600)")
+                        help="the last backstop: a whole-suite run longer than this is an error (default 600)")
     parser.add_argument("--max-repo-mb", type=float, default=DEFAULT_MAX_MB, metavar="MB",
                         help=f"refuse repositories larger than this (default {DEFAULT_MAX_MB:g})")
     parser.set_defaults(handler=cmd_fix)

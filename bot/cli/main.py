@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import logging
 import signal
 import sys
@@ -9,7 +10,7 @@ from importlib.metadata import PackageNotFoundError, version
 
 from sandbox.errors import SandboxError
 
-from ..errors import UserError
+from ..errors import Stopped, UserError
 from ..llm.errors import LLMError
 from . import ci_cmd, eval_cmd, fix_cmd, graph_cmd, sandbox_cmd
 
@@ -42,12 +43,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _terminate(signum: int, _frame: object) -> None:
-    # SIGTERM (CI cancelling a job) unwinds like Ctrl-C so sandbox containers are removed on the way out.
-    raise KeyboardInterrupt(f"signal {signum}")
+    # SIGTERM (CI cancelling a job) unwinds like Ctrl-C: the pipeline writes its report with what it has, and
+    # sandbox containers are removed on the way out.
+    raise Stopped(signal.Signals(signum).name, signal_number=signum)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):  # progress lines must reach a pipe or a file as they happen
+        sys.stdout.reconfigure(line_buffering=True)
     logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="fixbot: %(message)s")
     for noisy in ("urllib3", "docker", "httpx", "httpcore"):
         logging.getLogger(noisy).setLevel(logging.WARNING)
@@ -57,9 +61,9 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as exc:
         print(f"fixbot: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, Stopped) as exc:
         print("fixbot: interrupted", file=sys.stderr)
-        return EXIT_INTERRUPTED
+        return 128 + exc.signal_number if isinstance(exc, Stopped) and exc.signal_number else EXIT_INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -1,6 +1,11 @@
-"""The agent's `Harness` for one function of a repository: splice a candidate in, run the tests that blame it."""
+"""The agent's `Harness` for one target of a repository: splice a candidate in, run the tests that judge it.
+
+A candidate is judged by two sets of tests in one sandbox batch: the failing tests that blame the target must
+pass, and the guards (tests that passed before and ran the target) must still pass. A candidate that fixes the
+failing test and breaks a neighbour is a failed attempt whose feedback names what it broke."""
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Mapping, Sequence
 
@@ -13,13 +18,16 @@ from .spans import Span, replace_span
 from .testrun import TestCommand, run_many
 from .types import CodeTarget, TestRun
 
+BATCH_OVERHEAD_S = 60.0  # interpreter start, collection and imports of one batch, beyond the tests' own limits
+MAX_BROKEN_SHOWN = 3
+
 
 def target_span(target: CodeTarget) -> Span:
     return Span(target.qualname, target.start, target.end)
 
 
 def with_function(files: Mapping[str, bytes], target: CodeTarget, function_source: str) -> dict[str, bytes]:
-    """The repository's files with the target function replaced; every other byte as it was."""
+    """The repository's files with the target's span replaced; every other byte as it was."""
     before = files[target.path].decode("utf-8", "surrogateescape")
     after = replace_span(before, target_span(target), function_source)
     return {**files, target.path: after.encode("utf-8", "surrogateescape")}
@@ -35,15 +43,22 @@ def tests_pass(run: TestRun, test_ids: frozenset[str]) -> bool:
     return tests <= run.passed and not (modules & run.failed)
 
 
+def broken_guards(run: TestRun, guards: frozenset[str]) -> tuple[str, ...]:
+    """The guards that did not pass: they failed, timed out, or were not run at all (a broken import)."""
+    return tuple(sorted(guards - run.passed))
+
+
 @dataclass(frozen=True)
 class RepoHarness:
     sandbox: Sandbox
     files: Mapping[str, bytes]
     target: CodeTarget
-    test_ids: frozenset[str]
+    test_ids: frozenset[str]  # the failing tests that blame the target: they must pass
     command: TestCommand = TestCommand()
     pythonpath: Sequence[str] = ()
-    timeout_s: float = 120.0
+    test_timeout_s: float = 10.0  # per test
+    guards: frozenset[str] = frozenset()  # passed before and ran the target: they must still pass
+    deadline: float | None = None  # time.monotonic() by which every batch must have ended
     runs: list[TestRun] = field(default_factory=list, compare=False)  # every run, for the report's timings
 
     def check(self, function_source: str) -> TestOutcome:
@@ -51,13 +66,28 @@ class RepoHarness:
 
     def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
         variants = [with_function(self.files, self.target, s) for s in sources]
-        runs = run_many(self.sandbox, variants, self.command, pythonpath=self.pythonpath, select=self.test_ids,
-                        timeout=self.timeout_s)
+        selected = self.test_ids | self.guards
+        runs = run_many(self.sandbox, variants, self.command, pythonpath=self.pythonpath, select=selected,
+                        timeout=self._batch_timeout(len(selected)), test_timeout=self.test_timeout_s, strict=False)
         self.runs.extend(runs)
         return [self._outcome(run) for run in runs]
 
+    def _batch_timeout(self, tests: int) -> float:
+        """Every test may use its own limit; the batch never runs past the run's deadline."""
+        timeout = BATCH_OVERHEAD_S + tests * self.test_timeout_s
+        if self.deadline is not None:
+            timeout = min(timeout, max(1.0, self.deadline - time.monotonic()))
+        return timeout
+
     def _outcome(self, run: TestRun) -> TestOutcome:
-        if tests_pass(run, self.test_ids):
+        timed_out = run.timed_out or bool(run.timeouts & (self.test_ids | self.guards))
+        feedback = pytest_feedback(run.output, timed_out=run.timed_out, timeout_s=self.test_timeout_s)
+        if not tests_pass(run, self.test_ids):
+            return TestOutcome(False, feedback, timed_out, run.duration_s)
+        broken = broken_guards(run, self.guards)
+        if not broken:
             return TestOutcome(True, "", duration_s=run.duration_s)
-        feedback = pytest_feedback(run.output, timed_out=run.timed_out, timeout_s=self.timeout_s)
-        return TestOutcome(False, feedback, run.timed_out, run.duration_s)
+        names = ", ".join(broken[:MAX_BROKEN_SHOWN]) + (f" and {len(broken) - MAX_BROKEN_SHOWN} more"
+                                                        if len(broken) > MAX_BROKEN_SHOWN else "")
+        return TestOutcome(False, f"The failing test now passes, but this change breaks {len(broken)} test(s) "
+                                  f"that passed before: {names}.\n{feedback}", timed_out, run.duration_s)

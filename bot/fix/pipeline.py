@@ -1,41 +1,34 @@
 """`fixbot fix` end to end: reproduce → locate → repair → verify → patch, into one `FixResult`.
 
 Resolve first, publish second: nothing here touches the user's tree (the CLI applies the patch on request) or
-GitHub (bot.github publishes the artifact)."""
+GitHub (bot.github publishes the artifact). Only verified changes become the base of the next target: a target
+whose fix breaks a test in the whole suite is undone. The run holds its time budget (`wall_s`, a hard limit) and,
+when stopped by it or by a signal, reports what it has."""
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import Mapping
 
-from sandbox import Sandbox
-
-from bot.agent import AgentContext, Budgets, repair
+from bot.agent import AgentContext, Attempt, Budgets, repair
 from bot.agent.search import SearchOptions
-from bot.agent.types import AgentName
-from bot.agent.types import RepairInterrupted
-from bot.errors import UserError
+from bot.agent.types import AgentName, RepairInterrupted, SearchRound
+from bot.errors import Stopped
 from bot.failures import Failure
-from bot.llm import LLM
 
 from .briefing import agent_failure, agent_target, blamed_tests, explanation, target_source
 from .harness import RepoHarness, with_function
 from .locate import locate
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
-from .result import FixResult, RunSummary, TargetRepair, Timings
-from .testrun import TestCommand, run_tests
-from .types import Checkout, CodeTarget, TestRun
+from .reproduce import CRASH, FixRun, SuiteCrashed, SuiteTimeout, guards_for, reproduce, same_test, suite_run
+from .result import BestAttempt, FixResult, TargetRepair, Timings
+from .stop import alarm_at
+from .testrun import TestCommand
+from .types import Checkout, CodeTarget, FixStatus, TestRun
 
-CRASH = "<pytest>"
-
-
-class SuiteTimeout(UserError):
-    """The whole suite did not finish within --suite-timeout."""
-
-
-class SuiteCrashed(UserError):
-    """pytest ended before reporting any test."""
+__all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout", "fix"]
+STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
 
 
 class ModelFailed(Exception):
@@ -52,9 +45,9 @@ class FixOptions:
     log_failures: tuple[Failure, ...] = ()  # from --from-log: only these are to be fixed
     iterations: int = 10  # model calls per target
     max_targets: int = 4  # targets tried in all
-    wall_s: float = 1800.0
-    suite_timeout_s: float = 600.0
-    test_timeout_s: float = 120.0
+    wall_s: float = 1800.0  # a hard limit: the run reports within it
+    suite_timeout_s: float = 600.0  # a whole-suite run; the backstop, since every test has its own limit
+    test_timeout_s: float | None = None  # per test; None: ten times the slowest passing test (bot/fix/reproduce.py)
     paths: tuple[str, ...] = ("**/*.py",)  # files a fix may change (.github/fixbot.yml `paths`); tests never
     search: SearchOptions | None = SearchOptions()  # one-edit mutants before and between model calls
     agent: AgentName = "reflect"  # the repair design (bot/agent/graph.py)
@@ -62,156 +55,202 @@ class FixOptions:
 
 
 @dataclass
-class FixRun:
-    """Run-time dependencies and what one `fix` call accumulates."""
+class _Work:
+    """What the run has found and done so far: all a report needs, also when the run is stopped mid-way."""
 
-    llm: LLM
-    sandbox: Sandbox
-    pythonpath: Sequence[str] = ()
-    setup_s: float = 0.0
-    say: Callable[[str], None] = lambda message: None
-    runs: list[RunSummary] = field(default_factory=list)
-    tests_s: float = 0.0
+    checkout: Checkout
+    files: dict[str, bytes]  # the checkout with the verified fixes so far
+    before: TestRun | None = None
+    failing: frozenset[str] = frozenset()
+    flaky: tuple[str, ...] = ()
+    test_timeout_s: float = 10.0
+    run: TestRun | None = None  # the last whole-suite run of `files`
+    remaining: frozenset[str] = frozenset()
+    tried: set[tuple[str, str]] = field(default_factory=set)
+    ranked: list[CodeTarget] = field(default_factory=list)
+    repairs: list[TargetRepair] = field(default_factory=list)
 
-
-def _suite(ctx: FixRun, files, options: FixOptions, purpose: str, *, select=(), coverage=False) -> TestRun:
-    run = run_tests(ctx.sandbox, files, options.test_command, pythonpath=ctx.pythonpath, select=select,
-                    coverage=coverage, timeout=options.suite_timeout_s)
-    ctx.runs.append(RunSummary.of(purpose, run))
-    ctx.tests_s += run.duration_s
-    ctx.say(f"  {purpose}: {len(run.passed)} passed, {len(run.failed)} failed ({run.duration_s:.1f} s)")
-    return run
-
-
-def _same_test(a: str, b: str) -> bool:
-    """A CI log's ids may be relative to another rootdir (`pkg/tests/t.py::x` against `tests/t.py::x`)."""
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+    @property
+    def failures(self) -> tuple[Failure, ...]:
+        return self.before.failures if self.before else ()
 
 
-def _reproduce(ctx: FixRun, checkout: Checkout, options: FixOptions) -> tuple[TestRun, frozenset[str], tuple[str, ...]]:
-    """(the first full run, the failing tests that reproduce, the flaky ones)."""
-    ctx.say(f"reproducing: {options.test_command} in the sandbox (network off)")
-    before = _suite(ctx, checkout.files, options, "reproduce", coverage=True)
-    if before.timed_out:
-        raise SuiteTimeout(f"the test suite did not finish in {options.suite_timeout_s:g} s (raise --suite-timeout)")
-    failing = before.failed - {CRASH}
-    if CRASH in before.failed and not failing:
-        raise SuiteCrashed("pytest stopped before reporting any test: " + " | ".join(before.output.splitlines()[-6:]))
-    missing: tuple[str, ...] = ()
-    if options.log_failures:
-        wanted = [f.test_id for f in options.log_failures]
-        missing = tuple(w for w in wanted if not any(_same_test(w, t) for t in failing))
-        failing = frozenset(t for t in failing if any(_same_test(w, t) for w in wanted))
-    if not failing:
-        return before, frozenset(), missing
-    again = _suite(ctx, checkout.files, options, "re-run failing", select=failing)
-    flaky = tuple(sorted(failing - again.failed)) + missing
-    return before, failing & again.failed, flaky
+def _progress(ctx: FixRun):
+    def say(item: Attempt | SearchRound) -> None:
+        if isinstance(item, SearchRound):
+            ctx.say(f"    search around {item.base}: {item.candidates} mutants, "
+                    f"{'found ' + item.edit if item.fixed else 'none passed'} · {item.seconds:.1f} s")
+        else:
+            ctx.say(f"    attempt {item.iteration} ({item.node}): {item.outcome} · {item.completion_tokens} tokens · "
+                    f"{item.latency_s:.1f} s")
+    return say
 
 
-def _repair_one(ctx: FixRun, files, target: CodeTarget, tests: frozenset[str], options: FixOptions,
+def _repair_one(ctx: FixRun, work: _Work, target: CodeTarget, tests: frozenset[str], options: FixOptions,
                 deadline: float) -> TargetRepair:
+    files = work.files
+    failing_files = {t.partition("::")[0] for t in tests}
+    guards = guards_for(work.before, target.path, target.start, target.end, failing_files) - tests \
+        if work.before else frozenset()
     harness = RepoHarness(ctx.sandbox, files, target, tests, options.test_command, tuple(ctx.pythonpath),
-                          options.test_timeout_s)
+                          work.test_timeout_s, guards=guards, deadline=deadline)
     source = target_source(files, target)
     start = time.monotonic()
+
+    def record(status, stop_reason, attempts=(), changed=None, fixed=None, searches=()) -> TargetRepair:
+        return TargetRepair(target, tuple(sorted(tests)), status, stop_reason, tuple(attempts), changed,
+                            time.monotonic() - start, source, fixed, tuple(searches), guards=len(guards))
+
+    ctx.say(f"  guarding {len(guards)} test(s) that passed before and ran it")
     try:
         first = harness.check(source)
         if first.passed:  # the blamed tests pass with this function as it is: not the culprit
-            return TargetRepair(target, tuple(sorted(tests)), "not_fixed", "passed_without_change", (), None,
-                                time.monotonic() - start, source)
+            return record("not_fixed", "passed_without_change")
         budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, target),
                                      failure=agent_failure(files, first.feedback, tests), budgets=budgets,
-                                     search=options.search, agent=options.agent,
-                                     samples=options.samples))
+                                     search=options.search, agent=options.agent, samples=options.samples,
+                                     progress=_progress(ctx)))
     except RepairInterrupted as exc:
-        raise ModelFailed(str(exc), TargetRepair(target, tuple(sorted(tests)), "not_fixed", "error", exc.attempts,
-                                                 None, time.monotonic() - start, source)) from exc
+        repaired = record("not_fixed", "stopped" if exc.stop else "error", exc.attempts)
+        if exc.stop:
+            work.repairs.append(repaired)
+            raise exc.stop from None
+        raise ModelFailed(str(exc), repaired) from exc
     finally:
         ctx.tests_s += sum(run.duration_s for run in harness.runs)
-    for a in result.attempts:
-        ctx.say(f"    attempt {a.iteration} ({a.node}): {a.outcome} · {a.completion_tokens} tokens · "
-                f"{a.latency_s:.1f} s")
-    for r in result.searches:
-        ctx.say(f"    search around {r.base}: {r.candidates} mutants, "
-                f"{'found ' + r.edit if r.fixed else 'none passed'} · {r.seconds:.1f} s")
     status = "fixed" if result.final_code is not None else "not_fixed"
-    return TargetRepair(target, tuple(sorted(tests)), status, result.stop_reason, result.attempts,
-                        result.changed_lines, time.monotonic() - start, source, result.final_code,
-                        result.searches)
+    return record(status, result.stop_reason, result.attempts, result.changed_lines, result.final_code,
+                  result.searches)
 
 
-def _still_failing(run: TestRun, failing: frozenset[str], flaky: Sequence[str], only_logged: bool) -> frozenset[str]:
+def _still_failing(run: TestRun, failing: frozenset[str], flaky: tuple[str, ...], only_logged: bool) -> frozenset[str]:
     """What is left to fix after a run. With --from-log only the logged tests count (and the tests of a logged
     module that failed to collect before)."""
     left = run.failed - {CRASH} - set(flaky)
     if only_logged:
-        left = frozenset(t for t in left if any(_same_test(t, f) or t.startswith(f + "::") for f in failing))
+        left = frozenset(t for t in left if any(same_test(t, f) or t.startswith(f + "::") for f in failing))
     return left
+
+
+def _test_roots(command: TestCommand, files: Mapping[str, bytes]) -> tuple[str, ...]:
+    """The files and folders the test command names: what they hold is test code, never a target."""
+    words = [w.partition("::")[0].rstrip("/") for w in command.args if not w.startswith("-")]
+    return tuple(w for w in words if w in files or any(p.startswith(w + "/") for p in files))
+
+
+def _next_target(work: _Work, options: FixOptions) -> CodeTarget | None:
+    assert work.run is not None
+    current = Checkout(work.checkout.root, work.files)
+    failing_files = tuple(sorted({t.partition("::")[0] for t in work.remaining}))
+    roots = _test_roots(options.test_command, work.files) + failing_files
+    targets = [t for t in locate(current, work.run, [f for f in work.run.failures if f.test_id in work.remaining],
+                                 limit=options.max_targets + len(work.tried), test_roots=roots)
+               if (t.path, t.qualname) not in work.tried and in_paths(t.path, options.paths)]
+    work.ranked += [t for t in targets if t not in work.ranked]
+    return targets[0] if targets else None
+
+
+def _verify(ctx: FixRun, work: _Work, target: CodeTarget, repaired: TargetRepair, options: FixOptions,
+            deadline: float) -> TargetRepair:
+    """Run the whole suite with the fix; keep it as the new base only when nothing that passed before fails."""
+    assert repaired.fixed is not None and work.before is not None
+    files = with_function(work.files, target, repaired.fixed)
+    run = suite_run(ctx, files, options.test_command, "verify", timeout=options.suite_timeout_s, coverage=True,
+                    test_timeout=work.test_timeout_s, deadline=deadline)
+    broken = tuple(sorted(work.before.passed - run.passed - set(work.flaky)))
+    if broken or run.timed_out:
+        ctx.say(f"  undone: the fix of {target.qualname} breaks {len(broken)} test(s) that passed before")
+        return replace(repaired, status="regressed", broken=broken)
+    work.files, work.run = files, run
+    work.remaining = _still_failing(run, work.failing, work.flaky, bool(options.log_failures))
+    return repaired
+
+
+def _repair_loop(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: str) -> None:
+    while work.remaining and len(work.tried) < options.max_targets and time.monotonic() < deadline:
+        target = _next_target(work, options)
+        if target is None:
+            return
+        work.tried.add((target.path, target.qualname))
+        tests = blamed_tests(target, work.run, work.remaining)
+        ctx.say(f"repairing {target.path}::{target.qualname} ({', '.join(target.reasons) or 'ranked'}) "
+                f"for {len(tests)} failing test(s) with {model or 'the model'}")
+        repaired = _repair_one(ctx, work, target, tests, options, deadline)
+        if repaired.fixed is not None:
+            repaired = _verify(ctx, work, target, repaired, options, deadline)
+        work.repairs.append(repaired)
 
 
 def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, model: str = "") -> FixResult:
     started = time.monotonic()
     deadline = started + options.wall_s
+    work = _Work(checkout, dict(checkout.files))
     base = dict(repository=checkout.root, test_command=str(options.test_command), model=model)
 
-    def done(status, message, **more) -> FixResult:
-        model_s = sum(a.latency_s for r in more.get("repairs", ()) for a in r.attempts)
+    def done(status: FixStatus, message: str, **more) -> FixResult:
+        model_s = sum(a.latency_s for r in work.repairs for a in r.attempts)
         timings = Timings(round(ctx.setup_s, 2), round(ctx.tests_s, 2), round(model_s, 2),
                           round(time.monotonic() - started + ctx.setup_s, 2))
-        return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, **base, **more)
+        return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
+                         flaky=work.flaky, targets=tuple(work.ranked), repairs=tuple(work.repairs), **base, **more)
 
-    before, failing, flaky = _reproduce(ctx, checkout, options)
-    failures = before.failures
-    if not before.failed:
-        return done("nothing_to_fix", "all tests pass: nothing to fix")
-    if not failing:
-        return done("flaky", f"{len(flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed",
-                    failures=failures, flaky=flaky)
-    files = dict(checkout.files)
-    run, remaining = before, failing
-    tried: set[tuple[str, str]] = set()
-    repairs: list[TargetRepair] = []
-    ranked: list[CodeTarget] = []
-    while remaining and len(tried) < options.max_targets and time.monotonic() < deadline:
-        current = Checkout(checkout.root, files)
-        targets = [t for t in locate(current, run, [f for f in run.failures if f.test_id in remaining],
-                                     limit=options.max_targets + len(tried))
-                   if (t.path, t.qualname) not in tried and in_paths(t.path, options.paths)]
-        ranked += [t for t in targets if t not in ranked]
-        if not targets:
-            break
-        target = targets[0]
-        tried.add((target.path, target.qualname))
-        tests = blamed_tests(target, run, remaining)
-        ctx.say(f"repairing {target.path}::{target.qualname} ({', '.join(target.reasons) or 'ranked'}) "
-                f"for {len(tests)} failing test(s) with {model or 'the model'}")
-        try:
-            repaired = _repair_one(ctx, files, target, tests, options, deadline)
-        except ModelFailed as exc:
-            repairs.append(exc.repair)
-            return done("not_fixed", f"the model failed: {exc}", failures=failures, flaky=flaky,
-                        targets=tuple(ranked), repairs=tuple(repairs), error=f"the model failed: {exc}")
-        repairs.append(repaired)
-        if repaired.fixed is None:
-            continue
-        files = with_function(files, target, repaired.fixed)
-        run = _suite(ctx, files, options, "verify", coverage=True)
-        remaining = _still_failing(run, failing, flaky, bool(options.log_failures))
-    fixed = [r for r in repairs if r.status == "fixed"]
-    diff = make_patch(checkout.files, files)
-    more = dict(failures=failures, flaky=flaky, targets=tuple(ranked), repairs=tuple(repairs), diff=diff,
-                changed_lines=sum(r.changed_lines or 0 for r in fixed))
-    regressions = before.passed - run.passed if fixed else frozenset()
-    if not fixed or remaining or regressions:
-        why = (f"{len(regressions)} test(s) that passed before now fail" if regressions and not remaining else
-               f"{len(remaining)} test(s) still fail after trying {len(tried)} target(s)")
-        return done("not_fixed", why, **more)
     try:
-        validate(diff, checkout.root, {r.target.path for r in fixed})
+        with alarm_at(deadline + STOP_GRACE_S):
+            return _fix(ctx, work, options, deadline, model, done)
+    except (Stopped, KeyboardInterrupt) as exc:
+        stop = exc if isinstance(exc, Stopped) else Stopped("interrupted", signal_number=2)
+        if stop.by_signal:
+            return done("interrupted", f"stopped by a signal ({stop.reason}) after {len(work.repairs)} target(s)",
+                        best=_best(work))
+        return done("not_fixed", f"the time budget ({options.wall_s:g} s) ran out after {len(work.repairs)} "
+                                 "target(s)", best=_best(work))
+    except ModelFailed as exc:
+        work.repairs.append(exc.repair)
+        return done("not_fixed", f"the model failed: {exc}", error=f"the model failed: {exc}", best=_best(work))
+
+
+def _fix(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: str, done) -> FixResult:
+    found = reproduce(ctx, work.files, options.test_command, log_failures=options.log_failures,
+                      suite_timeout_s=options.suite_timeout_s, test_timeout_s=options.test_timeout_s,
+                      deadline=deadline)
+    work.before, work.flaky, work.test_timeout_s = found.before, found.flaky, found.test_timeout_s
+    work.failing = work.remaining = found.failing
+    work.run = found.before
+    if not found.before.failed:
+        return done("nothing_to_fix", "all tests pass: nothing to fix")
+    if not found.failing:
+        return done("flaky", f"{len(found.flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed")
+    ctx.say(f"  per-test time limit: {work.test_timeout_s:g} s")
+    _repair_loop(ctx, work, options, deadline, model)
+    fixed = [r for r in work.repairs if r.status == "fixed"]
+    if not fixed or work.remaining:
+        why = (f"{len(work.remaining)} test(s) still fail after trying {len(work.tried)} target(s)"
+               if time.monotonic() < deadline else
+               f"the time budget ({options.wall_s:g} s) ran out with {len(work.remaining)} test(s) still failing")
+        return done("not_fixed", why, best=_best(work))
+    diff = make_patch(work.checkout.files, work.files)
+    changed = sum(r.changed_lines or 0 for r in fixed)
+    try:
+        validate(diff, work.checkout.root, {r.target.path for r in fixed})
     except PatchRejected as exc:
-        return done("not_fixed", f"the patch was rejected: {exc}", **more)
-    why = " ".join(explanation(r.target, r.original, r.fixed or "", failures, r.tests) for r in fixed)
-    return done("fixed", f"fixed {len(failing)} failing test(s) with {more['changed_lines']} changed line(s); "
-                         "the whole suite passes", explanation=why, **more)
+        return done("not_fixed", f"the patch was rejected: {exc}", best=_best(work))
+    why = " ".join(explanation(r.target, r.original, r.fixed or "", work.failures, r.tests) for r in fixed)
+    return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s); "
+                         "the whole suite passes", explanation=why, diff=diff, changed_lines=changed)
+
+
+def _best(work: _Work) -> BestAttempt | None:
+    """The closest change of a run that did not fix everything: the verified partial fixes, else the last fix that
+    broke other tests. Shown in the report, never as the patch."""
+    if work.files != dict(work.checkout.files) and work.run is not None:
+        return BestAttempt(diff=make_patch(work.checkout.files, work.files),
+                           passes=tuple(sorted(work.failing - work.run.failed)),
+                           still_failing=tuple(sorted(work.remaining)), broken=())
+    regressed = [r for r in work.repairs if r.status == "regressed" and r.fixed is not None]
+    if not regressed:
+        return None
+    last = regressed[-1]
+    files: Mapping[str, bytes] = with_function(work.files, last.target, last.fixed or "")
+    return BestAttempt(diff=make_patch(work.checkout.files, files), passes=last.tests, still_failing=(),
+                       broken=last.broken)

@@ -6,14 +6,16 @@ import dataclasses
 import json
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from bot.agent.types import Attempt, SearchRound
 from bot.failures import Failure
 
 from .types import CodeTarget, FixStatus, TestRun
 
-EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix": 3, "flaky": 3}
+EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix": 3, "flaky": 3, "interrupted": 130}
+# fixed: verified by the whole suite; regressed: passed its blamed tests, broke others in the whole suite (undone)
+RepairStatus = Literal["fixed", "not_fixed", "regressed"]
 
 
 @dataclass(frozen=True)
@@ -40,14 +42,26 @@ class TargetRepair:
 
     target: CodeTarget
     tests: tuple[str, ...]  # the failing tests that blamed it, which had to pass
-    status: str  # "fixed" | "not_fixed"
+    status: RepairStatus
     stop_reason: str
     attempts: tuple[Attempt, ...]
     changed_lines: int | None
     wall_s: float
     original: str = ""  # the function before (dedented)
-    fixed: str | None = None  # the function after, when fixed
+    fixed: str | None = None  # the function after, when fixed (or regressed: then it is not kept)
     searches: tuple[SearchRound, ...] = ()  # mutation searches around the function and the model's candidates
+    guards: int = 0  # tests that passed before and ran the target, which every candidate had to keep passing
+    broken: tuple[str, ...] = ()  # regressed: the tests that passed before and failed in the whole suite with it
+
+
+@dataclass(frozen=True, kw_only=True)
+class BestAttempt:
+    """A not-fixed run's closest change, shown apart from any patch: never applied, never published."""
+
+    diff: str
+    passes: tuple[str, ...]  # failing tests it makes pass
+    still_failing: tuple[str, ...]
+    broken: tuple[str, ...]  # tests that passed before and fail with it
 
 
 @dataclass(frozen=True)
@@ -75,6 +89,7 @@ class FixResult:
     runs: tuple[RunSummary, ...] = ()
     timings: Timings = Timings()
     error: str = ""  # the model or the sandbox failed mid-run: a configuration problem, exit 2
+    best: BestAttempt | None = None  # not fixed: the closest change, with what it still fails and broke
 
     @property
     def exit_code(self) -> int:
@@ -116,6 +131,8 @@ def to_markdown(result: FixResult) -> str:
         lines += ["## Root cause", "", result.explanation, ""]
     if result.diff:
         lines += ["## Patch", "", _fence(result.diff, "diff"), ""]
+    if result.best:
+        lines += _best_lines(result.best)
     if result.repairs:
         lines += ["## Attempts", "", "| target | attempt | node | outcome | tokens | seconds |", "|---|---|---|---|---|---|"]
         for repair in result.repairs:
@@ -135,6 +152,14 @@ def to_markdown(result: FixResult) -> str:
         lines += [f"| {r.purpose} | {r.passed} | {len(r.failed)} | {r.duration_s:.1f} |" for r in result.runs]
         lines.append("")
     return "\n".join(lines)
+
+
+def _best_lines(best: BestAttempt) -> list[str]:
+    lines = ["## Best attempt (not a fix: not applied, not published)", ""]
+    lines += [f"- makes pass: `{t}`" for t in best.passes]
+    lines += [f"- still fails: `{t}`" for t in best.still_failing]
+    lines += [f"- breaks (passed before): `{t}`" for t in best.broken]
+    return lines + ["", _fence(best.diff, "diff"), ""]
 
 
 def write_outputs(result: FixResult, out_dir: Path) -> None:

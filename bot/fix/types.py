@@ -6,7 +6,7 @@ from typing import Literal, Mapping
 
 from bot.failures import Failure
 
-FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky"]
+FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky", "interrupted"]
 
 
 @dataclass(frozen=True)

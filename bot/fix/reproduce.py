@@ -1,0 +1,114 @@
+"""Whole-suite runs of the pipeline: reproduce the failure, re-run it, verify a fix; and the per-test time limit
+that the suite's own speed sets."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Mapping, Sequence
+
+from sandbox import Sandbox
+
+from bot.errors import UserError
+from bot.failures import Failure
+from bot.llm import LLM
+
+from .result import RunSummary
+from .testrun import TestCommand, run_tests
+from .types import TestRun
+
+CRASH = "<pytest>"
+FIRST_TEST_TIMEOUT_S = 60.0  # per test, before the suite has shown how fast its tests are
+MIN_TEST_TIMEOUT_S = 5.0
+SLOWEST_FACTOR = 10.0  # a test may take this many times the slowest passing test before it counts as hung
+
+
+class SuiteTimeout(UserError):
+    """The whole suite did not finish within --suite-timeout."""
+
+
+class SuiteCrashed(UserError):
+    """pytest ended before reporting any test."""
+
+
+@dataclass
+class FixRun:
+    """Run-time dependencies and what one `fix` call accumulates."""
+
+    llm: LLM
+    sandbox: Sandbox
+    pythonpath: Sequence[str] = ()
+    setup_s: float = 0.0
+    say: Callable[[str], None] = lambda message: None
+    runs: list[RunSummary] = field(default_factory=list)
+    tests_s: float = 0.0
+
+
+def derived_test_timeout(run: TestRun, explicit: float | None) -> float:
+    """The per-test limit for the rest of the run: the user's, else ten times the slowest test that passed (at
+    least MIN_TEST_TIMEOUT_S, at most the first run's limit)."""
+    if explicit:
+        return explicit
+    slowest = max((d for t, d in run.durations.items() if t in run.passed), default=0.0)
+    return min(FIRST_TEST_TIMEOUT_S, max(MIN_TEST_TIMEOUT_S, SLOWEST_FACTOR * slowest))
+
+
+def suite_run(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, purpose: str, *, timeout: float,
+              test_timeout: float, deadline: float, select=(), coverage: bool = False) -> TestRun:
+    """One run of (part of) the suite, bounded by the suite timeout and the run's deadline, logged as it ends."""
+    limit = max(1.0, min(timeout, deadline - time.monotonic()))
+    run = run_tests(ctx.sandbox, files, command, pythonpath=ctx.pythonpath, select=select, coverage=coverage,
+                    timeout=limit, test_timeout=test_timeout, strict=purpose == "reproduce")
+    ctx.runs.append(RunSummary.of(purpose, run))
+    ctx.tests_s += run.duration_s
+    hung = f", {len(run.timeouts)} timed out" if run.timeouts else ""
+    ctx.say(f"  {purpose}: {len(run.passed)} passed, {len(run.failed)} failed{hung} ({run.duration_s:.1f} s)")
+    return run
+
+
+def same_test(a: str, b: str) -> bool:
+    """A CI log's ids may be relative to another rootdir (`pkg/tests/t.py::x` against `tests/t.py::x`)."""
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+
+
+@dataclass(frozen=True)
+class Reproduced:
+    before: TestRun  # the first full run, with per-test coverage
+    failing: frozenset[str]  # failed twice: what is to be fixed
+    flaky: tuple[str, ...]  # failed once only, or named by the log and not failing here
+    test_timeout_s: float  # the per-test limit for the rest of the run
+
+
+def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, log_failures: Sequence[Failure],
+              suite_timeout_s: float, test_timeout_s: float | None, deadline: float) -> Reproduced:
+    ctx.say(f"reproducing: {command} in the sandbox (network off)")
+    before = suite_run(ctx, files, command, "reproduce", timeout=suite_timeout_s, coverage=True, deadline=deadline,
+                       test_timeout=test_timeout_s or FIRST_TEST_TIMEOUT_S)
+    if before.timed_out:
+        raise SuiteTimeout(f"the test suite did not finish in {suite_timeout_s:g} s, although each test has a "
+                           f"time limit (raise --suite-timeout, or lower --test-timeout)")
+    limit = derived_test_timeout(before, test_timeout_s)
+    failing = before.failed - {CRASH}
+    if CRASH in before.failed and not failing:
+        raise SuiteCrashed("pytest stopped before reporting any test: " + " | ".join(before.output.splitlines()[-6:]))
+    missing: tuple[str, ...] = ()
+    if log_failures:
+        wanted = [f.test_id for f in log_failures]
+        missing = tuple(w for w in wanted if not any(same_test(w, t) for t in failing))
+        failing = frozenset(t for t in failing if any(same_test(w, t) for w in wanted))
+    if not failing:
+        return Reproduced(before, frozenset(), missing, limit)
+    again = suite_run(ctx, files, command, "re-run failing", timeout=suite_timeout_s, select=failing,
+                      deadline=deadline, test_timeout=limit)
+    flaky = tuple(sorted(failing - again.failed)) + missing
+    return Reproduced(before, failing & again.failed, flaky, limit)
+
+
+def guards_for(before: TestRun, path: str, start: int, end: int, failing_files: set[str]) -> frozenset[str]:
+    """The tests that passed before and ran lines start..end of `path` (per-test coverage); when no test ran
+    them (module-level code runs at import, outside any test), the passing tests of the failing tests' files."""
+    lines = (before.coverage or {}).get(path, {})
+    ran = frozenset(t for line, ids in lines.items() if start <= line <= end for t in ids)
+    guards = ran & before.passed
+    if guards:
+        return guards
+    return frozenset(t for t in before.passed if t.partition("::")[0] in failing_files)
