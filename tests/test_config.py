@@ -67,3 +67,13 @@ def test_samples_are_a_bounded_count_for_the_reflect_design(tmp_path):
         load_file(write(tmp_path, "agent: tool-call\nsamples: 2\n"))
     with pytest.raises(BadConfig, match="thought-patch design asks for one answer"):
         with_inputs(Config(), {"INPUT_AGENT": "thought-patch", "INPUT_SAMPLES": "2"})
+
+
+def test_the_per_test_time_limit_is_seconds_or_derived(tmp_path):
+    assert Config().test_timeout == 0  # derived from the suite's slowest passing test
+    assert load_file(write(tmp_path, "test-timeout: 20\n")).test_timeout == 20
+    assert with_inputs(Config(), {"INPUT_TEST-TIMEOUT": "7"}).test_timeout == 7
+    with pytest.raises(BadConfig, match="`test-timeout` must be between 0 and 3600"):
+        load_file(write(tmp_path, "test-timeout: -1\n"))
+    with pytest.raises(BadConfig, match="test-timeout"):
+        with_inputs(Config(), {"INPUT_TEST-TIMEOUT": "soon"})
