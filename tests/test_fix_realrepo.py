@@ -1,0 +1,234 @@
+"""The pipeline on failures real CI has (issue: real repositories), in the real Docker sandbox with repositories made
+here: a mutant that fixes the failing test and breaks a neighbour, a partial fix, a hanging test, a candidate that
+breaks the test module's import, a time budget that holds, SIGTERM mid-run. A scripted model (tests/test_fix.py's
+ByNameLLM) drives the agent; tests/test_fix_realrepo_bundled.py does two of these with the bundled model."""
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from bot.agent.search import SearchOptions
+from bot.fix.result import write_outputs
+from bot.llm import Completion
+
+from .conftest import FIXBOT, REPO
+from .test_fix import ByNameLLM, fix_example
+
+pytestmark = pytest.mark.timeout(900)
+
+BFS = '''\
+def reachable(graph, start, goal):
+    """True when goal can be reached from start, breadth first."""
+    queue = [start]
+    seen = {start}
+    while True:
+        node = queue.pop(0)
+        if node == goal:
+            return True
+        for nxt in graph.get(node, ()):
+            if nxt not in seen:
+                seen.add(nxt)
+                queue.append(nxt)
+    return False
+'''
+BFS_FIXED = BFS.replace("while True:", "while queue:")
+BFS_TESTS = '''\
+from search import reachable
+
+GRAPH = {"a": ["b"], "b": ["c"], "c": [], "x": []}
+
+
+def test_unreachable_is_false():
+    assert reachable(GRAPH, "a", "x") is False
+
+
+def test_self():
+    assert reachable(GRAPH, "a", "a") is True
+
+
+def test_direct():
+    assert reachable(GRAPH, "a", "b") is True
+
+
+def test_far():
+    assert reachable(GRAPH, "a", "c") is True
+'''
+
+
+def make_repo(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(textwrap.dedent(text))
+    return root
+
+
+def test_a_mutant_that_breaks_a_passing_test_is_never_accepted(tmp_path, docker_client, sandbox_image):
+    """`while True:` -> `while False:` makes the failing test pass and breaks the three others: the search must
+    reject it (the guards run in the same batch), so the model is asked and its right fix is taken."""
+    root = make_repo(tmp_path / "bfs", {"search.py": BFS, "tests/test_search.py": BFS_TESTS})
+    llm = ByNameLLM({"reachable": BFS_FIXED})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    assert "while queue:" in result.diff and "while False" not in result.diff
+    assert llm.asked == ["reachable"]  # the search found nothing acceptable
+    repair = result.repairs[0]
+    assert repair.guards == 3
+    assert all(r.status != "regressed" for r in result.repairs)
+
+
+def test_a_candidate_that_breaks_a_neighbour_is_told_what_it_broke(tmp_path, docker_client, sandbox_image):
+    """The model's first answer fixes the failing test and breaks the others: a failed attempt whose feedback names
+    a broken test; the second answer is right."""
+    root = make_repo(tmp_path / "bfs", {"search.py": BFS, "tests/test_search.py": BFS_TESTS})
+    answers = iter([BFS.replace("while True:", "while False:"), BFS_FIXED])
+
+    class TwoAnswers(ByNameLLM):
+        def complete(self, messages, **kw):
+            self.asked.append(messages[-1].content)
+            return Completion(text=f"```python\n{next(answers)}```", prompt_tokens=1, completion_tokens=1,
+                              latency_s=0.0, model="two")
+
+    llm = TwoAnswers({})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm)
+    assert result.status == "fixed", result.message
+    first = result.repairs[0].attempts[0]
+    assert first.outcome == "failed"
+    assert "breaks 3 test(s) that passed before" in first.feedback
+    assert "tests/test_search.py::test_self" in first.feedback
+    assert "test_self" in llm.asked[1]  # the reflection prompt carried it
+
+
+def test_a_partial_fix_is_reported_apart_never_as_the_patch(tmp_path, docker_client, sandbox_image):
+    root = make_repo(tmp_path / "two", {
+        "calc.py": "def add(a, b):\n    return a - b\n\n\ndef mul(a, b):\n    return a + b\n",
+        "tests/test_calc.py": "from calc import add, mul\n\n\ndef test_add():\n    assert add(2, 3) == 5\n\n\n"
+                              "def test_mul():\n    assert mul(2, 3) == 6\n"})
+    llm = ByNameLLM({"add": "def add(a, b):\n    return a + b\n"})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, max_targets=2)
+    assert result.status == "not_fixed" and result.diff == ""
+    assert result.best is not None and "return a + b" in result.best.diff
+    assert result.best.passes == ("tests/test_calc.py::test_add",)
+    assert result.best.still_failing == ("tests/test_calc.py::test_mul",)
+    out = tmp_path / "out"
+    write_outputs(result, out)
+    report = (out / "report.md").read_text()
+    assert "## Best attempt (not a fix" in report and "## Patch" not in report
+    assert not (out / "fix.patch").exists()
+
+
+HANG = '''\
+def count_down(n):
+    steps = []
+    while n != 0:
+        steps.append(n)
+        n -= 2
+    return steps
+'''
+HANG_FIXED = HANG.replace("n -= 2", "n -= 1")
+HANG_TESTS = '''\
+from countdown import count_down
+
+
+def test_three():
+    assert count_down(3) == [3, 2, 1]
+
+
+def test_zero():
+    assert count_down(0) == []
+
+
+def test_two():
+    assert count_down(2) == [2]
+'''
+
+
+def test_a_hanging_test_is_a_failure_to_repair_not_the_end_of_the_run(tmp_path, docker_client, sandbox_image):
+    """count_down(3) loops forever: reproduction stops it at the per-test limit, the feedback says where it was
+    running, and the repair goes on; the whole run takes seconds, not the suite timeout."""
+    root = make_repo(tmp_path / "hang", {"countdown.py": HANG, "tests/test_countdown.py": HANG_TESTS})
+    answers = [HANG.replace("while n != 0:", "while n > 0:"), HANG_FIXED]
+
+    class Answers(ByNameLLM):
+        def complete(self, messages, **kw):
+            self.asked.append(messages[-1].content)
+            return Completion(text=f"```python\n{answers[min(len(self.asked), 2) - 1]}```", prompt_tokens=1,
+                              completion_tokens=1, latency_s=0.0, model="answers")
+
+    started = time.monotonic()
+    llm = Answers({})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, test_timeout_s=3.0)
+    assert result.status == "fixed", result.message
+    assert "n -= 1" in result.diff
+    assert time.monotonic() - started < 240
+    assert result.runs[0].failed == ("tests/test_countdown.py::test_three",)
+    assert "timed out" in llm.asked[0] and "countdown.py" in llm.asked[0]  # where it was running
+    assert result.repairs[0].attempts[0].outcome == "failed"  # `while n > 0:` ends, with the wrong steps
+
+
+def test_a_candidate_that_breaks_the_import_is_a_failed_attempt(tmp_path, docker_client, sandbox_image):
+    root = make_repo(tmp_path / "imp", {
+        "stats.py": "def mean(xs):\n    return sum(xs) / (len(xs) + 1)\n",
+        "tests/test_stats.py": "from stats import mean\n\n\ndef test_mean():\n    assert mean([1, 2, 3]) == 2\n"})
+    broken = "def mean(xs: List[int]) -> float:\n    return sum(xs) / len(xs)\n"
+    answers = iter([broken, "def mean(xs):\n    return sum(xs) / len(xs)\n"])
+
+    class Answers(ByNameLLM):
+        def complete(self, messages, **kw):
+            self.asked.append(messages[-1].content)
+            return Completion(text=f"```python\n{next(answers)}```", prompt_tokens=1, completion_tokens=1,
+                              latency_s=0.0, model="answers")
+
+    result, _ = fix_example(docker_client, sandbox_image, root, Answers({}))
+    assert result.status == "fixed", result.message
+    first = result.repairs[0].attempts[0]
+    assert first.outcome == "failed" and "NameError" in first.feedback and "List" in first.feedback
+
+
+class SlowLLM(ByNameLLM):
+    def complete(self, messages, **kw):
+        time.sleep(60)
+        return super().complete(messages, **kw)
+
+
+def test_the_time_budget_is_a_hard_limit(tmp_path, docker_client, sandbox_image):
+    root = make_repo(tmp_path / "slow", {"search.py": BFS, "tests/test_search.py": BFS_TESTS})
+    started = time.monotonic()
+    result, _ = fix_example(docker_client, sandbox_image, root, SlowLLM({}), wall_s=25.0)
+    took = time.monotonic() - started
+    assert result.status == "not_fixed" and "time budget" in result.message
+    assert took < 25.0 + 20.0, took  # the budget, the alarm's grace, and leaving the sandbox
+    assert result.repairs and result.repairs[-1].stop_reason == "stopped"
+
+
+def test_sigterm_writes_the_report_with_what_was_done(tmp_path, docker_client, sandbox_image):
+    root = make_repo(tmp_path / "term", {"search.py": BFS, "tests/test_search.py": BFS_TESTS})
+    script = tmp_path / "answers.json"
+    script.write_text(json.dumps(["no code here"] * 50))
+    out = tmp_path / "out"
+    proc = subprocess.Popen([*FIXBOT, "fix", str(root), "--model", f"scripted:{script}", "--no-search",
+                             "--out", str(out), "--iterations", "50"], cwd=REPO, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    seen = []
+    assert proc.stdout is not None
+    for line in proc.stdout:  # lines arrive as they happen, through a pipe
+        seen.append(line)
+        if "attempt " in line:
+            proc.send_signal(signal.SIGTERM)
+            break
+    rest, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 130, "".join(seen) + rest
+    report = json.loads((out / "report.json").read_text())
+    assert report["status"] == "interrupted"
+    assert report["repairs"] and report["repairs"][0]["attempts"], report
+
+
+def test_bad_timeouts_are_one_line_errors(tmp_path):
+    proc = subprocess.run([*FIXBOT, "fix", str(tmp_path), "--test-timeout", "0"], capture_output=True, text=True,
+                          cwd=REPO, timeout=60)
+    assert proc.returncode == 2 and "must be positive" in proc.stderr and "Traceback" not in proc.stderr

@@ -1,0 +1,40 @@
+"""Two of the real-repository cases of tests/test_fix_realrepo.py end to end with the bundled model, through the CLI
+as a user runs it: a test that hangs, and a loop whose one-edit mutant fixes the failing test but breaks the others
+(so the model, not the search, must find the fix)."""
+from __future__ import annotations
+
+import json
+import time
+
+import pytest
+
+from .conftest import run_fixbot
+from .test_fix_realrepo import BFS, BFS_TESTS, HANG, HANG_TESTS, make_repo
+
+pytestmark = [pytest.mark.model, pytest.mark.timeout(1200)]
+
+
+def _fix(root, out):
+    started = time.monotonic()
+    proc = run_fixbot("fix", str(root), "--out", str(out), "--wall", "600", timeout=1100)
+    report = json.loads((out / "report.json").read_text())
+    return proc, report, time.monotonic() - started
+
+
+def test_bundled_model_repairs_a_hanging_test(tmp_path):
+    root = make_repo(tmp_path / "hang", {"countdown.py": HANG, "tests/test_countdown.py": HANG_TESTS})
+    proc, report, took = _fix(root, tmp_path / "out")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert report["status"] == "fixed" and "timed out" in proc.stdout
+    reproduce = report["runs"][0]
+    assert reproduce["failed"] == ["tests/test_countdown.py::test_three"] and not reproduce["timed_out"]
+    assert took < 600
+
+
+def test_bundled_model_is_never_let_off_with_a_regressing_mutant(tmp_path):
+    root = make_repo(tmp_path / "bfs", {"search.py": BFS, "tests/test_search.py": BFS_TESTS})
+    proc, report, _ = _fix(root, tmp_path / "out")
+    assert "while False" not in (report["diff"] + json.dumps(report.get("best") or {}))
+    assert all(r["status"] != "regressed" for r in report["repairs"])
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert report["status"] == "fixed" and "while queue" in report["diff"]
