@@ -29,6 +29,8 @@ import sys
 import time
 from pathlib import Path
 
+from common import part_slice, speed_line
+
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "humanevalpack-python.jsonl"
 AGENTS = ("reflect", "thought-patch", "tool-call")
@@ -44,13 +46,11 @@ def part_tasks(args: argparse.Namespace) -> list[int]:
     """The task numbers of slice K of N (--part) of the subset, in the order eval runs them."""
     from eval.tasks import load_tasks, select
 
-    part = args.part
-    k, _, n = part.partition("/")
-    if not (k.isdigit() and n.isdigit() and 1 <= int(k) <= int(n)):
-        raise SystemExit(f"agents.py: --part {part!r}: use K/N with 1 <= K <= N, e.g. 1/2")
     numbers = [t.number for t in select(load_tasks(args.data), subset=args.subset, seed=args.seed)]
-    size = len(numbers)
-    return numbers[round(size * (int(k) - 1) / int(n)):round(size * int(k) / int(n))]
+    try:
+        return part_slice(numbers, args.part)
+    except ValueError as exc:
+        raise SystemExit(f"agents.py: {exc}") from None
 
 
 def run_leg(agent: str, few_shot: bool, args: argparse.Namespace) -> dict:
@@ -142,8 +142,7 @@ def main() -> int:
     print(f"{report['date']} · {args.model} · {args.protocol} protocol · {args.subset} seed {args.seed}{part} · "
           f"{args.iterations} iterations · {args.task_seconds:.0f} s per task at most")
     if speed:
-        print(f"model speed here: {speed['prompt_tok_s']:.0f} prompt / {speed['gen_tok_s']:.1f} generated tok/s per "
-              f"process ({speed['threads']} thread(s) each, {args.workers} worker(s))")
+        print(speed_line(speed, args.workers))
     print(f"{'agent':<24}{'pass@1':>8}{'passed':>8}{'1-shot':>8}{'iters':>7}{'tokens':>8}{'wall s':>9}{'lines':>7}"
           f"{'cut':>5}")
     for r in report["legs"]:

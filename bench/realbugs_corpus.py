@@ -1,0 +1,120 @@
+"""The real-bug corpus (../shared/data/realbugs): its manifest, the selection a bench run takes, and the
+project bundles checked out at a bug's tags (`bug-N`: before the developers' fix, `fix-N`: their fix)."""
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from bot.errors import UserError
+from common import part_slice
+
+REPO = Path(__file__).resolve().parents[1]
+DEFAULT_DATA = REPO.parent / "shared" / "data" / "realbugs"
+
+
+class BenchError(UserError):
+    """A bad argument or input of the bench: one line, exit 2."""
+
+
+@dataclass(frozen=True)
+class Bug:
+    id: str  # "youtube-dl-7"
+    project: str
+    number: int
+    test_files: tuple[str, ...]  # the exposing tests' files: the test command runs all of them
+    pytest_ids: tuple[str, ...]  # the exposing tests
+    fix_files: tuple[str, ...]  # the non-test files the developers' fix changed
+
+    @property
+    def bug_tag(self) -> str:
+        return f"bug-{self.number}"
+
+    @property
+    def fix_tag(self) -> str:
+        return f"fix-{self.number}"
+
+    @property
+    def test_cmd(self) -> str:
+        return " ".join(["pytest", *self.test_files])
+
+
+def load_manifest(data: Path) -> list[Bug]:
+    path = data / "manifest.jsonl"
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise BenchError(f"--data {data}: {exc.strerror or exc} (the realbugs directory holds manifest.jsonl)") \
+            from None
+    bugs = []
+    for line in filter(str.strip, lines):
+        d = json.loads(line)
+        bugs.append(Bug(d["id"], d["project"], int(d["bug"]), tuple(d["test_files"]), tuple(d["pytest_ids"]),
+                        tuple(d["fix_files"])))
+    return bugs
+
+
+def select(bugs: list[Bug], *, ids: str | None = None, project: str | None = None,
+           part: str | None = None) -> list[Bug]:
+    """The bugs a run takes, in manifest order: --bugs (comma-separated ids) or all, narrowed to --project,
+    then the K-th of N consecutive slices (--part K/N)."""
+    chosen = bugs
+    if ids:
+        wanted = [i.strip() for i in ids.split(",") if i.strip()]
+        known = {b.id for b in bugs}
+        unknown = [i for i in wanted if i not in known]
+        if unknown:
+            raise BenchError(f"--bugs: unknown bug id(s) {', '.join(unknown)} (ids look like youtube-dl-7)")
+        chosen = [b for b in bugs if b.id in set(wanted)]
+    if project:
+        projects = sorted({b.project for b in bugs})
+        if project not in projects:
+            raise BenchError(f"--project {project!r}: choose from {', '.join(projects)}")
+        chosen = [b for b in chosen if b.project == project]
+    if part:
+        try:
+            chosen = part_slice(chosen, part)
+        except ValueError as exc:
+            raise BenchError(str(exc)) from None
+    if not chosen:
+        raise BenchError("no bug selected (--bugs and --project exclude each other's bugs?)")
+    return chosen
+
+
+def _git(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(["git", "-c", "advice.detachedHead=false", *args], cwd=cwd, capture_output=True,
+                          text=True, check=True)
+
+
+class Bundles:
+    """One clone per project under `cache` (made once from its bundle) and throw-away worktrees of its tags."""
+
+    def __init__(self, data: Path, cache: Path) -> None:
+        self.data = data
+        self.cache = cache
+
+    def clone(self, project: str) -> Path:
+        dest = self.cache / project
+        if not (dest / ".git").is_dir():
+            self.cache.mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(dest, ignore_errors=True)  # a clone cut short by an interruption
+            _git("-c", "init.defaultBranch=main", "clone", "-q", "--no-checkout",
+                 str(self.data / f"{project}.bundle"), str(dest))
+        return dest
+
+    def checkout(self, project: str, tag: str, dest: Path) -> Path:
+        """A fresh worktree of `tag` at `dest` (an older one there is replaced)."""
+        clone = self.clone(project)
+        self.remove(project, dest)
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        _git("worktree", "add", "-q", "--force", "--detach", str(dest), tag, cwd=clone)
+        return dest
+
+    def remove(self, project: str, dest: Path) -> None:
+        shutil.rmtree(dest, ignore_errors=True)
+        _git("worktree", "prune", cwd=self.clone(project))
+
+    def diff(self, project: str, old: str, new: str) -> str:
+        return _git("diff", old, new, cwd=self.clone(project)).stdout
