@@ -2,11 +2,22 @@
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
+from bot.failures import Failure
+
+# `Failure.error_type` of the records bot.fix.testrun makes from its pytest plugin's report
+TIMEOUT_ERROR = "TestTimeout"  # the per-test time limit stopped the test
+NOT_COLLECTED = "NotCollected"  # a selected test id that the run did not collect
 FUNCTION_REPR = re.compile(r"<function (\w+) at 0x[0-9a-f]+>")
 FRAME = re.compile(r"^\S+\.py:\d+: in \S+")
+NOISE = re.compile(r"^(_ )+_$|^-+ generated xml file: .* -+$")  # long-traceback separators, the JUnit note
+FATAL = re.compile(r"^Fatal Python error: .+$", re.M)  # faulthandler, on a crash of the interpreter
+DUMP_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<function>\S+)$')
+ROOTDIR = re.compile(r"^rootdir: (?P<root>[^,\s]+)", re.M)
 MAX_LINES = 14
 MAX_LINE_CHARS = 300
+MAX_TIMEOUT_FRAMES = 4  # the innermost frames of a timed-out test: the loop and its caller
 WRAPPER_FRAMES = ("in test_check",)  # the harness's own wrapper, never useful to the model
 
 
@@ -23,10 +34,41 @@ def _failure_section(output: str) -> list[str]:
     return [line for line in lines[start + 1:end] if not re.match(r"^_{3,} .* _{3,}$", line)]
 
 
-def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | None = None) -> str:
+def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | None = None,
+                    failures: Sequence[Failure] = ()) -> str:
+    """`failures`: the run's records; a test stopped by its time limit is described by where it was running,
+    a selected test that was not collected by one line, ahead of pytest's own report."""
+    hung = [f for f in failures if f.error_type == TIMEOUT_ERROR]
+    if hung:
+        return _timeout_feedback(hung, len(failures) - len(hung))
     if timed_out:
         limit = f" after {timeout_s:g} s" if timeout_s else ""
         return f"The tests timed out{limit}: the function probably loops forever (check loop conditions and updates)."
+    missing = [f"{f.message}." for f in failures if f.error_type == NOT_COLLECTED][:3]
+    report = _crash_report(output) or _report(output)
+    if report or missing:
+        return "\n".join(missing + ([report] if report else []))
+    tail = [line for line in output.strip().splitlines() if line.strip()][-MAX_LINES:]
+    return "\n".join(_clip(line) for line in tail) or "The tests failed without output."
+
+
+def _timeout_feedback(hung: Sequence[Failure], others: int) -> str:
+    first = hung[0]
+    lines = [f"{first.test_id}: {first.message or 'the test timed out'}; it was still running here when stopped "
+             "(innermost last):"]
+    for frame in first.traceback[-MAX_TIMEOUT_FRAMES:]:
+        where = f"{frame.path}:{frame.line} in {frame.function}" if frame.function else f"{frame.path}:{frame.line}"
+        lines.append(_clip(f"  {where}: {frame.code}" if frame.code else f"  {where}"))
+    lines.append("A loop there probably never ends: check its condition and that every pass makes progress.")
+    if len(hung) > 1:
+        lines.append(f"{len(hung) - 1} more test(s) timed out too.")
+    if others:
+        lines.append(f"{others} other test(s) failed.")
+    return "\n".join(lines)
+
+
+def _report(output: str) -> str:
+    """pytest's FAILURES/ERRORS section, cut to the lines that say what went wrong ("" when there is none)."""
     section = _failure_section(output)
     kept: list[str] = []
     skip_next = False
@@ -37,11 +79,31 @@ def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | 
         if FRAME.match(line) and line.endswith(WRAPPER_FRAMES):
             skip_next = True  # and the code line under it
             continue
-        if line.strip():
+        if line.strip() and not NOISE.match(line.rstrip()):
             kept.append(_clip(FUNCTION_REPR.sub(r"\1", line.rstrip())))
-    if not kept:
-        tail = [line for line in output.strip().splitlines() if line.strip()][-MAX_LINES:]
-        return "\n".join(_clip(line) for line in tail) or "The tests failed without output."
     if len(kept) > MAX_LINES:  # keep the innermost frames and the error lines: they say what went wrong
         kept = ["..."] + kept[-MAX_LINES:]
     return "\n".join(kept)
+
+
+def _crash_report(output: str) -> str:
+    """An interpreter that crashed (faulthandler's dump): the error and the project's frames it was in."""
+    fatal = FATAL.search(output)
+    if fatal is None:
+        return ""
+    root = ROOTDIR.search(output)
+    prefix = root["root"].rstrip("/") + "/" if root else "\0"
+    dump = output[fatal.end():]
+    current = dump.find("Current thread")
+    frames: list[str] = []
+    for line in dump[max(current, 0):].splitlines()[1:]:
+        found = DUMP_FRAME.match(line)
+        if found is None:
+            if frames:
+                break  # the end of the crashed thread's stack
+            continue
+        path = found["path"]
+        if path.startswith(prefix) or not frames:  # the project's frames, and the innermost one wherever it is
+            frames.append(_clip(f"  {path.removeprefix(prefix)}:{found['line']} in {found['function']}"))
+    project = frames[:MAX_TIMEOUT_FRAMES]
+    return "\n".join([f"The test process crashed ({fatal.group(0)}) here (innermost last):", *reversed(project)])

@@ -1,35 +1,243 @@
 """fixbot's pytest plugin, shipped into the sandbox next to the repository and loaded with `-p fixbot_probe`.
 
-It writes one JSON file ($FIXBOT_PROBE_OUT): the rootdir, every test's outcome by its exact node id, and, when
+It writes one JSON file ($FIXBOT_PROBE_OUT): the rootdir, every test's outcome by its exact node id, each test's
+call duration, the tests that hit the per-test time limit with the project frames they were running, and, when
 $FIXBOT_COVERAGE=1, which tests executed which lines (coverage.py with one context per test, the way pytest-cov
-does it). Node ids from here are exact; JUnit XML gives the failure details. Standard library, pytest and
-coverage only: this file runs inside the sandbox image, never on the host.
+does it). Node ids from here are exact; JUnit XML gives the failure details.
+
+$FIXBOT_TEST_TIMEOUT (seconds): each phase of a test (setup, call, teardown) and each module's import gets a
+SIGALRM timer whose handler raises `TestTimeout`, a BaseException (so `except Exception` in the code under test
+does not swallow it) that pytest reports as that test's failure with the traceback of where it was. Code that
+never returns to Python, or swallows BaseException, is ended by a watchdog thread: it records the test as timed
+out, writes the JSON, dumps every thread's stack to stderr and exits the process.
+
+$FIXBOT_SELECT names a JSON list of node ids: only those run, selected here rather than on the command line
+(pytest reports a node id whose module fails to import as "not found", a usage error that would end the run, and
+resolves command-line ids against the working directory where the ids are relative to the rootdir). A selected id
+that is not collected is recorded as "missing".
+
+Standard library, pytest and coverage only: this file runs inside the sandbox's Python (3.9+), never on the host.
 """
+import faulthandler
 import json
 import os
+import signal
+import sys
+import threading
+import time
+import traceback
+
+import pytest
 
 _outcomes = {}
-_state = {"cov": None, "rootdir": None}
+_durations = {}
+_timeouts = set()
+_stacks = {}  # node id -> [[path, line, function, code], ...], outermost first: where a timed-out test was
+_state = {"cov": None, "rootdir": None, "limit": 0.0, "running": None, "fired": set(), "select": None,
+          "collected": set(), "broken": [], "stderr": None, "old_handler": None, "watchdog": None}
 SKIP_PARTS = ("tests", "test", "testing")
+WORSE = ("failed", "error", "missing")
+COLLECT_LIMIT_S = 30.0  # a module's import may take longer than one test (heavy dependencies)
+WATCHDOG_POLL_S = 0.25
+
+
+class TestTimeout(BaseException):
+    """Raised in the test by the per-test timer."""
+
+    __test__ = False
 
 
 def _record(nodeid, outcome):
     # "failed"/"error" win over "passed" (a teardown error after a passing call fails the test)
-    if _outcomes.get(nodeid) in ("failed", "error") and outcome in ("passed", "skipped"):
+    if _outcomes.get(nodeid) in WORSE and outcome in ("passed", "skipped"):
         return
     _outcomes[nodeid] = outcome
 
 
 def pytest_configure(config):
     _state["rootdir"] = str(config.rootpath)
-    if os.environ.get("FIXBOT_COVERAGE") == "1":
-        import coverage
+    _start_coverage()
+    _read_selection(config)
+    limit = float(os.environ.get("FIXBOT_TEST_TIMEOUT") or 0)
+    if limit > 0 and threading.current_thread() is threading.main_thread():
+        _state["limit"] = limit
+        # a copy of the real stderr: while a test runs, pytest's capture owns fd 2
+        _state["stderr"] = os.dup(2)
+        _state["old_handler"] = signal.signal(signal.SIGALRM, _on_alarm)
+        stop = threading.Event()
+        thread = threading.Thread(target=_watch, args=(stop,), name="fixbot-watchdog", daemon=True)
+        thread.start()
+        _state["watchdog"] = stop
 
-        here = os.path.dirname(os.path.abspath(__file__))
-        cov = coverage.Coverage(data_file=os.path.join(here, ".coverage"), config_file=False,
-                                source=[_state["rootdir"]], omit=[os.path.join(here, "*")])
-        cov.start()
-        _state["cov"] = cov
+
+def _start_coverage():
+    if os.environ.get("FIXBOT_COVERAGE") != "1":
+        return
+    import coverage
+
+    here = os.path.dirname(os.path.abspath(__file__))
+    cov = coverage.Coverage(data_file=os.path.join(here, ".coverage"), config_file=False,
+                            source=[_state["rootdir"]], omit=[os.path.join(here, "*")])
+    cov.start()
+    _state["cov"] = cov
+
+
+def _read_selection(config):
+    """The selected ids' files replace the command's paths; the rootdir stays the one the command gave, so the
+    ids (relative to it) match."""
+    name = os.environ.get("FIXBOT_SELECT")
+    if not name:
+        return
+    with open(name, encoding="utf-8") as f:
+        selected = [str(i) for i in json.load(f)]
+    _state["select"] = set(selected)
+    paths = []
+    for nodeid in selected:
+        path = os.path.normpath(os.path.join(_state["rootdir"], nodeid.split("::", 1)[0]))
+        if os.path.exists(path) and path not in paths:
+            paths.append(path)
+    config.args[:] = paths
+
+
+# --- the per-test timer -------------------------------------------------------------------------------------
+
+def _arm(nodeid, limit):
+    if not _state["limit"] or _state["running"] is not None:
+        return False
+    _state["running"] = (nodeid, time.monotonic(), limit)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    return True
+
+
+def _disarm():
+    if _state["limit"]:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+    _state["running"] = None
+
+
+def _on_alarm(signum, frame):
+    __tracebackhide__ = True
+    running = _state["running"]
+    if running is None:
+        return
+    nodeid, _, limit = running
+    _state["fired"].add(nodeid)
+    _stacks[nodeid] = _project_stack(frame)
+    raise TestTimeout("fixbot: the test timed out after %g s (the traceback shows where it was running)" % limit)
+
+
+def _project_stack(frame):
+    """The frames of the project's own code (under the rootdir, not fixbot's or an installed package's)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    root = _state["rootdir"] + os.sep
+    frames = []
+    for entry in traceback.extract_stack(frame):
+        path = os.path.abspath(entry.filename)
+        if entry.filename.startswith("<") or not path.startswith(root) or path.startswith(here + os.sep) or "-packages" + os.sep in path:
+            continue
+        frames.append([os.path.relpath(path, _state["rootdir"]).replace(os.sep, "/"), entry.lineno, entry.name,
+                       (entry.line or "").strip()])
+    return frames
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_setup(item):
+    armed = _arm(item.nodeid, _state["limit"])
+    yield
+    if armed:
+        _disarm()
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_call(item):
+    armed = _arm(item.nodeid, _state["limit"])
+    yield
+    if armed:
+        _disarm()
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_runtest_teardown(item, nextitem):
+    armed = _arm(item.nodeid, _state["limit"])
+    yield
+    if armed:
+        _disarm()
+
+
+@pytest.hookimpl(hookwrapper=True, trylast=True)
+def pytest_make_collect_report(collector):
+    # a module's code runs at import: a loop there (a module-level table built by a loop) hangs collection
+    armed = isinstance(collector, pytest.Module) and _arm(collector.nodeid, max(3 * _state["limit"],
+                                                                                 COLLECT_LIMIT_S))
+    yield
+    if armed:
+        _disarm()
+
+
+def _watch(stop):
+    """The backstop for code the timer's exception cannot stop: past twice the limit and a few seconds more,
+    give up on the process (the host reads what was written)."""
+    while not stop.wait(WATCHDOG_POLL_S):
+        running = _state["running"]
+        if running is not None and time.monotonic() - running[1] > 2 * running[2] + 5:
+            _give_up(*running)
+
+
+def _give_up(nodeid, started, limit):
+    main = sys._current_frames().get(threading.main_thread().ident)
+    _record(nodeid, "failed")
+    _timeouts.add(nodeid)
+    _durations[nodeid] = round(time.monotonic() - started, 4)
+    if main is not None:
+        _stacks[nodeid] = _project_stack(main)
+    threading.Timer(10.0, os._exit, (1,)).start()  # whatever below hangs, the process ends
+    _write(with_coverage=False)
+    err = _state["stderr"]
+    os.write(err, ("\nfixbot: %s did not stop %g s after its time limit of %g s (it ignores the timeout "
+                   "exception or runs in C code); the run ends here. Stacks:\n"
+                   % (nodeid, time.monotonic() - started - limit, limit)).encode())
+    faulthandler.dump_traceback(file=err, all_threads=True)
+    try:
+        _write(with_coverage=True)
+    finally:
+        os._exit(1)
+
+
+# --- selection and outcomes ---------------------------------------------------------------------------------
+
+def pytest_itemcollected(item):
+    _state["collected"].add(item.nodeid)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session, config, items):
+    selected = _state["select"]
+    if selected is None:
+        return
+    modules = tuple(i + "::" for i in selected if "::" not in i)  # a module that failed to collect before
+    kept = [it for it in items if it.nodeid in selected or it.nodeid.startswith(modules)]
+    if len(kept) < len(items):
+        keep = set(id(it) for it in kept)
+        config.hook.pytest_deselected(items=[it for it in items if id(it) not in keep])
+        items[:] = kept
+    modules_now = {c.split("::", 1)[0] for c in _state["collected"]}
+    for nodeid in sorted(selected):
+        if nodeid in _state["collected"] or nodeid in modules_now or nodeid in _outcomes:
+            continue
+        broken = any(nodeid.startswith(b + "::") or nodeid.startswith(b + "/") for b in _state["broken"])
+        _record(nodeid, "error" if broken else "missing")  # its module's collection error says why
+
+
+def pytest_sessionfinish(session, exitstatus):
+    if any(o == "missing" for o in _outcomes.values()) and session.exitstatus in (0, 5):
+        session.exitstatus = 1  # a selected test that is gone is a failure, not an empty run
+
+
+def pytest_terminal_summary(terminalreporter):
+    missing = sorted(i for i, o in _outcomes.items() if o == "missing")
+    if missing:
+        terminalreporter.write_line("fixbot: %d selected test(s) were not collected: %s"
+                                    % (len(missing), ", ".join(missing)))
 
 
 def pytest_runtest_protocol(item, nextitem):
@@ -41,15 +249,22 @@ def pytest_runtest_protocol(item, nextitem):
 def pytest_runtest_logreport(report):
     if report.failed:
         _record(report.nodeid, "failed" if report.when == "call" else "error")
+        if report.nodeid in _state["fired"]:
+            _timeouts.add(report.nodeid)
     elif report.skipped:
         _record(report.nodeid, "skipped")
     elif report.when == "call":
         _record(report.nodeid, "passed")
+    if report.when == "call":
+        _durations[report.nodeid] = round(report.duration, 4)
 
 
 def pytest_collectreport(report):
     if report.failed:
         _record(report.nodeid or "<collection>", "error")
+        _state["broken"].append(report.nodeid)
+        if report.nodeid in _state["fired"]:
+            _timeouts.add(report.nodeid)
 
 
 def _coverage(cov, rootdir):
@@ -70,12 +285,23 @@ def _coverage(cov, rootdir):
     return lines
 
 
-def pytest_unconfigure(config):
+def _write(with_coverage):
     out = os.environ.get("FIXBOT_PROBE_OUT")
     if not out:
         return
-    payload = {"rootdir": _state["rootdir"], "outcomes": _outcomes}
-    if _state["cov"] is not None:
+    payload = {"rootdir": _state["rootdir"], "outcomes": dict(_outcomes), "durations": dict(_durations),
+               "timeouts": sorted(_timeouts), "stacks": dict(_stacks), "test_timeout": _state["limit"]}
+    if with_coverage and _state["cov"] is not None:
         payload["coverage"] = _coverage(_state["cov"], _state["rootdir"])
-    with open(out, "w", encoding="utf-8") as f:
+    tmp = out + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
         json.dump(payload, f)
+    os.replace(tmp, out)  # the watchdog may write while the main thread ends: never a half-written file
+
+
+def pytest_unconfigure(config):
+    if _state["watchdog"] is not None:
+        _state["watchdog"].set()
+        _disarm()
+        signal.signal(signal.SIGALRM, _state["old_handler"] or signal.SIG_DFL)
+    _write(with_coverage=True)

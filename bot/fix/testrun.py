@@ -15,13 +15,15 @@ from typing import Iterable, Mapping, Sequence
 from sandbox import Job, RunResult, Sandbox
 
 from bot.errors import UserError
-from bot.failures import Failure, ParseError, parse_junit, parse_pytest_output
+from bot.failures import Failure, Frame, ParseError, parse_junit, parse_pytest_output
+from bot.feedback import NOT_COLLECTED, TIMEOUT_ERROR
 
 from .types import TestRun
 
 PROBE_DIR = ".fixbot-probe"
 PROBE_OUT = f"{PROBE_DIR}/probe.json"
 JUNIT = f"{PROBE_DIR}/junit.xml"
+SELECT = f"{PROBE_DIR}/select.json"  # the node ids to run, read by the probe
 PYTEST_PREFIXES = (("pytest",), ("py.test",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"))
 # --continue-on-collection-errors: a module broken by a syntax error must not hide which other tests pass
 FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--continue-on-collection-errors",
@@ -71,13 +73,28 @@ class TestCommand:
 
 
 def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: Sequence[str] = (),
-               select: Iterable[str] = (), coverage: bool = False, timeout: float = 300.0) -> Job:
-    """The job running `command` (only the `select`ed node ids when given) over the repository's `files`."""
+               select: Iterable[str] = (), coverage: bool = False, timeout: float = 300.0,
+               test_timeout: float | None = None) -> Job:
+    """The job running `command` (only the `select`ed node ids when given) over the repository's `files`, each
+    test limited to `test_timeout` seconds when given.
+
+    The selection goes to the probe in a file, never onto the command line: pytest calls a node id whose module
+    fails to import "not found" (a usage error, exit 4), and resolves command-line ids against the working
+    directory while the ids are relative to the rootdir. The probe runs the selected ids' files in place of the
+    command's paths (the command's own paths still set the rootdir, so the ids match) and reports the ids it
+    did not collect."""
     paths = [PROBE_DIR, *(p or "." for p in pythonpath)]
     env = {"PYTHONPATH": ":".join(paths), "FIXBOT_PROBE_OUT": PROBE_OUT, "FIXBOT_COVERAGE": "1" if coverage else "0"}
-    argv = ["python3", "-m", "pytest", *command.args, *FIXBOT_FLAGS, *sorted(set(select))]
-    all_files = {path: data for path, data in files.items() if not path.startswith(PROBE_DIR + "/")}
+    if test_timeout:
+        env["FIXBOT_TEST_TIMEOUT"] = repr(float(test_timeout))
+    argv = ["python3", "-m", "pytest", *command.args, *FIXBOT_FLAGS]
+    all_files: dict[str, str | bytes] = {path: data for path, data in files.items()
+                                         if not path.startswith(PROBE_DIR + "/")}
     all_files[f"{PROBE_DIR}/fixbot_probe.py"] = probe_source()
+    chosen = sorted(set(select))
+    if chosen:
+        env["FIXBOT_SELECT"] = SELECT
+        all_files[SELECT] = json.dumps(chosen)
     return Job(all_files, argv, timeout, env=env, collect=(PROBE_OUT, JUNIT))
 
 
@@ -94,33 +111,82 @@ def _failures(result: RunResult, root: str | None, output: str) -> list[Failure]
     return []
 
 
-def read_run(job: Job, result: RunResult) -> TestRun:
-    """The `TestRun` of a finished job; a pytest usage error or an empty suite is the user's to fix."""
+def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
+    """The `TestRun` of a finished job. With `strict`, a pytest usage error or an empty suite is the user's to fix
+    (raised); without, whatever pytest did (a usage error, a crash, a module that fails to import, the job's
+    timeout) is a run whose selected tests failed, with its output kept for the feedback."""
     output = (result.stdout + ("\n" + result.stderr if result.stderr.strip() else "")).strip()
-    if result.exit_code == USAGE_ERROR:
-        raise BadTestCommand("pytest refused the test command: " + _last_lines(output))
-    if result.exit_code == NO_TESTS:
-        raise NoTests("pytest collected no tests (give the tests' location with --test-cmd \"pytest tests/\")")
-    if result.exit_code == 127:
-        raise BadTestCommand("the sandbox has no pytest: " + _last_lines(output))
+    if strict:
+        _refuse(result, output)
     try:
         probe = json.loads(result.files.get(PROBE_OUT) or "{}")
     except ValueError:
         probe = {}
     root = probe.get("rootdir")
     outcomes: dict[str, str] = probe.get("outcomes", {})
+    timeouts = frozenset(probe.get("timeouts", ()))
     failures = _failures(result, root, output)
-    failed = {i for i, o in outcomes.items() if o in ("failed", "error")} | {f.test_id for f in failures}
+    failed = {i for i, o in outcomes.items() if o in ("failed", "error", "missing")} | {f.test_id for f in failures}
+    reported = set(outcomes) | {i.partition("::")[0] for i in outcomes}  # a module id: its tests reported
+    unreported = _selection(job) - reported if result.exit_code != 0 or result.timed_out else set()
+    # selected tests that never reported: pytest stopped before them (a crash, a hang, a usage error)
+    failed |= unreported
     passed = {i for i, o in outcomes.items() if o == "passed"} - failed
-    if not outcomes and not failures and result.exit_code != 0:
+    if not outcomes and not failures and not unreported and result.exit_code != 0:
         failed.add("<pytest>")  # pytest died before reporting anything (a crash, a timeout, a broken conftest)
+    failures = _with_probe_failures(failures, probe, failed, timeouts)
     coverage = probe.get("coverage")
     return TestRun(command=tuple(job.command), exit_code=result.exit_code, passed=frozenset(passed),
                    failed=frozenset(failed), failures=tuple(f for f in failures if f.test_id in failed),
                    duration_s=result.duration_s, output=output, timed_out=result.timed_out,
                    coverage=None if coverage is None else {
                        path: {int(line): frozenset(ids) for line, ids in lines.items()}
-                       for path, lines in coverage.items()})
+                       for path, lines in coverage.items()},
+                   durations={i: float(d) for i, d in probe.get("durations", {}).items()}, timeouts=timeouts)
+
+
+def _refuse(result: RunResult, output: str) -> None:
+    """The user's command is wrong (checked before repairing starts): a usage error, no tests, no pytest."""
+    if result.exit_code == USAGE_ERROR:
+        raise BadTestCommand("pytest refused the test command: " + _last_lines(output))
+    if result.exit_code == NO_TESTS:
+        raise NoTests("pytest collected no tests (give the tests' location with --test-cmd \"pytest tests/\")")
+    if result.exit_code == 127:
+        raise BadTestCommand("the sandbox has no pytest: " + _last_lines(output))
+
+
+def _selection(job: Job) -> set[str]:
+    chosen = job.files.get(SELECT)
+    return set(json.loads(chosen)) if chosen else set()
+
+
+def _with_probe_failures(failures: list[Failure], probe: dict, failed: set[str],
+                         timeouts: frozenset[str]) -> list[Failure]:
+    """The JUnit/output failures, with the probe's word on tests that timed out (where they were running) and on
+    selected tests that were not collected (which JUnit cannot name)."""
+    limit = float(probe.get("test_timeout") or 0)
+    stacks = probe.get("stacks", {})
+    by_id = {f.test_id: f for f in failures}
+    for test_id in sorted(timeouts & failed):
+        by_id[test_id] = _timeout_failure(test_id, stacks.get(test_id), by_id.get(test_id), limit)
+    for test_id, outcome in sorted(probe.get("outcomes", {}).items()):
+        if outcome == "missing":
+            by_id[test_id] = Failure(test_id, test_id.partition("::")[0], None, None, None, None, NOT_COLLECTED,
+                                     f"test {test_id} was not collected (renamed or removed, or its "
+                                     "parameters changed)")
+    return list(by_id.values())
+
+
+def _timeout_failure(test_id: str, stack: list | None, found: Failure | None, limit: float) -> Failure:
+    """A timed-out test's failure: the project frames it was running when stopped (the probe's stack, which the
+    watchdog writes too, when pytest never got to report), innermost last."""
+    frames = tuple(Frame(str(p), int(n), str(fn), str(code) or None) for p, n, fn, code in stack or ()) \
+        or (found.traceback if found else ())
+    test_file = test_id.partition("::")[0]
+    anchor = next((f for f in reversed(frames) if f.path == test_file), frames[-1] if frames else None)
+    return Failure(test_id, anchor.path if anchor else test_file, anchor.line if anchor else None,
+                   anchor.code if anchor else None, None, None, TIMEOUT_ERROR,
+                   f"the test timed out after {limit:g} s" if limit else "the test timed out", frames)
 
 
 def _last_lines(text: str, n: int = 8) -> str:
@@ -130,16 +196,19 @@ def _last_lines(text: str, n: int = 8) -> str:
 
 def run_tests(sandbox: Sandbox, files: Mapping[str, bytes], command: TestCommand, *,
               pythonpath: Sequence[str] = (), select: Iterable[str] = (), coverage: bool = False,
-              timeout: float = 300.0) -> TestRun:
+              timeout: float = 300.0, test_timeout: float | None = None, strict: bool = True) -> TestRun:
+    """One run; `strict` (the user's own command, before repairing starts) raises on a usage error or no tests."""
     return run_many(sandbox, [files], command, pythonpath=pythonpath, select=select, coverage=coverage,
-                    timeout=timeout)[0]
+                    timeout=timeout, test_timeout=test_timeout, strict=strict)[0]
 
 
 def run_many(sandbox: Sandbox, variants: Sequence[Mapping[str, bytes]], command: TestCommand, *,
              pythonpath: Sequence[str] = (), select: Iterable[str] = (), coverage: bool = False,
-             timeout: float = 120.0) -> list[TestRun]:
-    """The same tests over several versions of the files, as one sandbox batch (the agent's candidates)."""
+             timeout: float = 120.0, test_timeout: float | None = None, strict: bool = False) -> list[TestRun]:
+    """The same tests over several versions of the files, as one sandbox batch (the agent's candidates). Not
+    `strict` by default: whatever a candidate does, it is that candidate's failed run, never an exception."""
     chosen = tuple(select)
-    jobs = [pytest_job(files, command, pythonpath=pythonpath, select=chosen, coverage=coverage, timeout=timeout)
+    jobs = [pytest_job(files, command, pythonpath=pythonpath, select=chosen, coverage=coverage, timeout=timeout,
+                       test_timeout=test_timeout)
             for files in variants]
-    return [read_run(job, result) for job, result in zip(jobs, sandbox.run_batch(jobs))]
+    return [read_run(job, result, strict=strict) for job, result in zip(jobs, sandbox.run_batch(jobs))]

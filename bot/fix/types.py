@@ -36,6 +36,8 @@ class TestRun:
     timed_out: bool = False
     # path -> line -> ids of the tests that executed it; None when the run did not measure coverage
     coverage: Mapping[str, Mapping[int, frozenset[str]]] | None = None
+    durations: Mapping[str, float] = field(default_factory=dict)  # node id -> seconds its call took
+    timeouts: frozenset[str] = frozenset()  # the tests (or modules) stopped by the per-test time limit
 
     @property
     def green(self) -> bool:

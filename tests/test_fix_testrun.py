@@ -1,0 +1,239 @@
+"""bot.fix.testrun and its pytest plugin (bot/fix/probe.py) in the real Docker sandbox: per-test time limits,
+selection by the plugin, and candidate runs that come back as failed runs whatever they do."""
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+
+from bot.feedback import NOT_COLLECTED, TIMEOUT_ERROR, pytest_feedback
+from bot.fix.testrun import BadTestCommand, TestCommand, run_many, run_tests
+from sandbox import Job
+
+pytestmark = pytest.mark.timeout(300)
+
+SEARCH = '''import time
+
+
+def find(xs, x):
+    lo, hi = 0, len(xs)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if xs[mid] < x:
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
+def guarded(xs, x):
+    try:
+        return find(xs, x)
+    except Exception:  # must not swallow the time limit
+        return -1
+
+
+def stubborn():
+    while True:
+        try:
+            time.sleep(0.5)
+        except BaseException:
+            pass
+'''
+LOOP_LINE = 6  # `while lo < hi:` above
+SLEEP_LINE = 25  # `time.sleep(0.5)` above
+SEARCH_TESTS = '''from search import find, guarded
+
+
+def test_empty():
+    assert find([], 1) == 0
+
+
+def test_hangs():
+    assert find([1, 2, 3], 3) == 2
+
+
+def test_hangs_behind_except_exception():
+    assert guarded([1, 2, 3], 3) == 2
+
+
+def test_first():
+    assert find([1, 2, 3], 1) == 0
+'''
+STUBBORN_TESTS = '''from search import stubborn
+
+
+def test_a_before():
+    pass
+
+
+def test_b_stubborn():
+    stubborn()
+
+
+def test_c_after():
+    pass
+'''
+KTH = '''def kth(arr, k):
+    return sorted(arr)[k]
+'''
+KTH_TESTS = '''import json
+import os
+
+import pytest
+
+from kth import kth
+
+with open(os.path.join(os.path.dirname(__file__), "kth.json"), encoding="utf-8") as f:
+    CASES = [json.loads(line) for line in f]
+
+
+@pytest.mark.parametrize("input_data,expected", CASES)
+def test_kth(input_data, expected):
+    assert kth(*input_data) == expected
+
+
+@pytest.mark.parametrize("word", ["a::b", "x/y", "\u00e9t\u00e9", "with space"])
+def test_odd_ids(word):
+    assert word
+'''
+KTH_DATA = "[[[3, 1, 2], 0], 1]\n[[[5, 4, 9], 1], 5]\n[[[7], 0], 7]\n"
+
+
+def encode(files: dict[str, str]) -> dict[str, bytes]:
+    return {path: text.encode("utf-8") for path, text in files.items()}
+
+
+def kth_repo(**more: str) -> dict[str, bytes]:
+    return encode({"kth.py": KTH, "tests/test_kth.py": KTH_TESTS, "tests/kth.json": KTH_DATA, **more})
+
+
+def test_a_hanging_test_fails_alone_within_its_limit(docker_sandbox):
+    files = encode({"search.py": SEARCH, "tests/test_search.py": SEARCH_TESTS})
+    run = run_tests(docker_sandbox, files, TestCommand(), test_timeout=3, timeout=120)
+    hangs = {"tests/test_search.py::test_hangs", "tests/test_search.py::test_hangs_behind_except_exception"}
+    assert run.failed == hangs and run.timeouts == hangs, run.output
+    assert run.passed == {"tests/test_search.py::test_empty", "tests/test_search.py::test_first"}
+    assert run.duration_s < 30 and not run.timed_out
+    assert f"search.py:{LOOP_LINE}: TestTimeout" in run.output and "timed out after 3 s" in run.output
+    assert all(2.9 < run.durations[t] < 10 for t in hangs) and run.durations["tests/test_search.py::test_empty"] < 1
+    hung = next(f for f in run.failures if f.test_id == "tests/test_search.py::test_hangs")
+    assert hung.error_type == TIMEOUT_ERROR and (hung.file, hung.line) == ("tests/test_search.py", 9)
+    assert [(f.path, f.line, f.function) for f in hung.traceback][-1] == ("search.py", LOOP_LINE, "find")
+    feedback = pytest_feedback(run.output, failures=run.failures)
+    assert f"search.py:{LOOP_LINE} in find: while lo < hi:" in feedback and "timed out after 3 s" in feedback
+    assert len(feedback.splitlines()) <= 8, feedback
+
+
+def test_the_watchdog_ends_a_test_that_swallows_the_timeout(docker_sandbox):
+    """`except BaseException` in a loop takes the timer's exception every time: past twice the limit and 5 s,
+    the plugin's watchdog records the test as timed out, writes what it has and ends pytest."""
+    files = encode({"search.py": SEARCH, "tests/test_stubborn.py": STUBBORN_TESTS})
+    ids = [f"tests/test_stubborn.py::{name}" for name in ("test_a_before", "test_b_stubborn", "test_c_after")]
+    run = run_many(docker_sandbox, [files], TestCommand(), select=ids, test_timeout=1, timeout=120)[0]
+    assert run.duration_s < 30 and not run.timed_out and run.exit_code == 1
+    assert run.passed == {ids[0]} and run.timeouts == {ids[1]}
+    assert run.failed == {ids[1], ids[2]}  # the last one never ran: the process ended in the stubborn test
+    assert "did not stop" in run.output and f'search.py", line {SLEEP_LINE} in stubborn' in run.output
+    feedback = pytest_feedback(run.output, failures=run.failures)
+    assert f"search.py:{SLEEP_LINE} in stubborn: time.sleep(0.5)" in feedback, feedback
+
+
+def test_parametrized_ids_from_a_data_file_are_selected_by_the_plugin(docker_sandbox):
+    """The ids of one run select the tests of the next, odd characters included; the user's options stay,
+    the user's paths no longer widen the run; an id that is gone is a failed test, not an error."""
+    files = kth_repo(**{"tests/test_other.py": "def test_other():\n    assert False\n"})
+    everything = run_tests(docker_sandbox, files, TestCommand(("tests", "-q")))
+    kth_ids = sorted(t for t in everything.passed if "::test_kth[" in t)
+    assert kth_ids == ["tests/test_kth.py::test_kth[input_data0-1]", "tests/test_kth.py::test_kth[input_data1-5]",
+                       "tests/test_kth.py::test_kth[input_data2-7]"]
+    odd = sorted(t for t in everything.passed if "::test_odd_ids[" in t)
+    assert len(odd) == 4 and "tests/test_other.py::test_other" in everything.failed
+    gone = "tests/test_kth.py::test_kth[input_data9-0]"
+    run = run_many(docker_sandbox, [files], TestCommand(("tests", "-q")), select=[kth_ids[1], *odd, gone])[0]
+    assert run.passed == {kth_ids[1], *odd} and run.failed == {gone}, run.output
+    assert [(f.test_id, f.error_type) for f in run.failures] == [(gone, NOT_COLLECTED)]
+    # only the selected ids' file is collected (test_other.py is not, although the command names tests/)
+    assert re.search(r"\b2 deselected\b", run.output) and "test_other" not in run.output and run.exit_code == 1
+    assert f"test {gone} was not collected" in pytest_feedback(run.output, failures=run.failures)
+
+
+def test_selection_holds_when_the_rootdir_is_not_the_working_dir(docker_sandbox):
+    """sub/pytest.ini makes sub/ the rootdir: ids are relative to it, not to the working dir."""
+    files = encode({"sub/pytest.ini": "[pytest]\n", "sub/kth.py": KTH, "sub/tests/kth.json": KTH_DATA,
+                    "sub/tests/test_kth.py": KTH_TESTS.replace("from kth", "from sub.kth"), "sub/__init__.py": ""})
+    command = TestCommand(("sub/tests",))
+    everything = run_tests(docker_sandbox, files, command)
+    assert "tests/test_kth.py::test_kth[input_data0-1]" in everything.passed, everything.output
+    run = run_tests(docker_sandbox, files, command, select=["tests/test_kth.py::test_kth[input_data0-1]"])
+    assert run.passed == {"tests/test_kth.py::test_kth[input_data0-1]"} and not run.failed, run.output
+
+
+def test_why_ids_on_the_command_line_broke_runs(docker_sandbox):
+    """What pytest does with node ids on its command line (fixbot passed them there before): a module that fails
+    to import makes its ids "not found", a usage error (exit 4); this was the issue's `ERROR: not found:
+    .../test_kth.py::test_kth[input_data0-5]`, after a candidate broke the import of the module under test."""
+    broken = {**kth_repo(), "kth.py": b"def kth(arr: List[int], k):\n    return sorted(arr)[k]\n"}
+    argv = ["python3", "-m", "pytest", "-p", "no:cacheprovider", "--continue-on-collection-errors",
+            "tests/test_kth.py::test_kth[input_data0-1]"]
+    result = docker_sandbox.run_batch([Job(broken, argv, 60)])[0]
+    assert result.exit_code == 4 and "ERROR: not found:" in result.stdout + result.stderr
+
+
+def test_a_candidate_that_breaks_the_import_is_a_failed_run(docker_sandbox):
+    ids = ["tests/test_kth.py::test_kth[input_data0-1]", "tests/test_kth.py::test_kth[input_data1-5]"]
+    broken = {**kth_repo(), "kth.py": b"def kth(arr: List[int], k):\n    return sorted(arr)[k]\n"}
+    syntax = {**kth_repo(), "kth.py": b"def kth(arr, k)\n    return sorted(arr)[k]\n"}
+    good, bad, worse = run_many(docker_sandbox, [kth_repo(), broken, syntax], TestCommand(), select=ids)
+    assert good.passed == set(ids) and not good.failed
+    assert set(ids) <= bad.failed and not bad.passed and set(ids) <= worse.failed and not worse.passed
+    feedback = pytest_feedback(bad.output, failures=bad.failures)
+    assert "NameError: name 'List' is not defined" in feedback and "kth.py:1" in feedback, feedback
+    assert "SyntaxError" in pytest_feedback(worse.output, failures=worse.failures)
+    # the user's own run of the same files: a collection error is a failing test there too, never a refusal
+    assert "tests/test_kth.py" in run_tests(docker_sandbox, broken, TestCommand()).failed
+
+
+def test_a_selected_module_that_collects_again_is_not_failed(docker_sandbox):
+    """An id without `::` is a module that failed to collect before: when it collects, its tests count."""
+    files = {**kth_repo(), "kth.py": b"def kth(arr, k):\n    return sorted(arr)[-k]\n"}
+    run = run_many(docker_sandbox, [files], TestCommand(), select=["tests/test_kth.py"])[0]
+    assert "tests/test_kth.py" not in run.failed and "tests/test_kth.py::test_kth[input_data2-7]" in run.passed
+    assert run.failed == {"tests/test_kth.py::test_kth[input_data1-5]"}  # sorted(arr)[-1] is 9, not 5
+
+
+def test_usage_errors_raise_only_when_strict(docker_sandbox):
+    files = kth_repo()
+    with pytest.raises(BadTestCommand, match="pytest refused the test command"):
+        run_tests(docker_sandbox, files, TestCommand(("--no-such-flag",)))
+    ids = ["tests/test_kth.py::test_kth[input_data0-1]"]
+    run = run_tests(docker_sandbox, files, TestCommand(("--no-such-flag",)), select=ids, strict=False)
+    assert run.failed == set(ids) and "--no-such-flag" in pytest_feedback(run.output, failures=run.failures)
+    unselected = run_tests(docker_sandbox, files, TestCommand(("--no-such-flag",)), strict=False)
+    assert unselected.failed == {"<pytest>"} and not unselected.green
+
+
+def test_crashes_and_a_job_timeout_are_failed_runs(docker_sandbox):
+    """An interpreter that dies (os._exit, a segfault) or a job that outlives its timeout: the selected tests
+    failed, the output stays for the feedback."""
+    ids = ["tests/test_kth.py::test_kth[input_data0-1]", "tests/test_kth.py::test_kth[input_data1-5]"]
+    variants = [{**kth_repo(), "kth.py": body.encode()} for body in (
+        "import os\n\n\ndef kth(arr, k):\n    os._exit(3)\n",
+        "import ctypes\n\n\ndef kth(arr, k):\n    return ctypes.string_at(0)\n",
+        "def kth(arr, k):\n    while True:\n        pass\n")]
+    exited, segfault, hung = run_many(docker_sandbox, variants, TestCommand(), select=ids, timeout=8)
+    for run in (exited, segfault, hung):
+        assert run.failed >= set(ids) and not run.passed, run.output
+    assert exited.exit_code == 3 and segfault.exit_code != 0 and "Segmentation fault" in segfault.output
+    assert hung.timed_out and "timed out" in pytest_feedback(hung.output, timed_out=True, failures=hung.failures)
+
+
+def test_the_job_carries_the_limit_and_the_selection_not_the_ids():
+    from bot.fix.testrun import SELECT, pytest_job
+
+    job = pytest_job(kth_repo(), TestCommand(("tests", "-x")), select=["b::t", "a::t", "b::t"], test_timeout=2.5)
+    assert job.env["FIXBOT_TEST_TIMEOUT"] == "2.5" and job.env["FIXBOT_SELECT"] == SELECT
+    assert json.loads(job.files[SELECT]) == ["a::t", "b::t"]
+    assert list(job.command[3:6]) == ["tests", "-x", "-p"] and not any("::" in word for word in job.command)
+    assert "FIXBOT_TEST_TIMEOUT" not in pytest_job(kth_repo(), TestCommand()).env
