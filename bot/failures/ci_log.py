@@ -1,10 +1,12 @@
-"""A raw CI log (GitHub Actions) → list[Failure]: clean the runner's decoration, then read pytest's output."""
+"""A raw CI log (GitHub Actions) → list[Failure]: clean the runner's decoration, then read pytest's and unittest's
+output (a job may run both)."""
 from __future__ import annotations
 
 import re
 
 from bot.failures.pytest_output import parse_pytest_output
 from bot.failures.types import Failure, ParseError
+from bot.failures.unittest_output import parse_unittest_output
 
 # Every line of a downloaded Actions log starts with an ISO timestamp in UTC, 7 fractional digits.
 _TIMESTAMP = re.compile(r"^\ufeff?\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z ?")
@@ -26,9 +28,18 @@ def clean_ci_log(log: bytes | str) -> str:
 
 
 def parse_ci_log(log: bytes | str, root: str | None = None) -> list[Failure]:
-    """Failures of every pytest run in the log. Raises ParseError when no pytest run is in it (the job failed
-    before the tests, or ran another tool)."""
-    try:
-        return parse_pytest_output(clean_ci_log(log), root=root)
-    except ParseError as exc:
-        raise ParseError(f"CI log: {exc}") from None
+    """Failures of every pytest and unittest run in the log. Raises ParseError when neither ran in it (the job
+    failed before the tests, or ran another tool)."""
+    text = clean_ci_log(log)
+    failures: list[Failure] = []
+    readable = False
+    for parse in (parse_pytest_output, parse_unittest_output):
+        try:
+            failures += parse(text, root=root)
+        except ParseError:
+            continue
+        readable = True
+    if not readable:
+        raise ParseError("CI log: no pytest or unittest output found (no pytest session or summary, no unittest "
+                         "FAIL:/ERROR: block or `Ran N tests` line)")
+    return failures

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 import textwrap
 from pathlib import PurePosixPath, PureWindowsPath
+from typing import Sequence
 
 from bot.failures.types import Failure, Frame
 
@@ -17,8 +18,11 @@ _MARKED = re.compile(r"^>\s?(?P<code>.*)$")
 _DEF = re.compile(r"^\s*(?:async\s+)?def\s+(?P<name>\w+)\s*\(")
 _ERROR_TYPE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*)(?::\s|:?$)")
 _SYNTAX_FILE = re.compile(r'^\s*File "(?P<path>.+)", line (?P<line>\d+)')
-_SYNTAX_TYPES = {"SyntaxError", "IndentationError", "TabError"}
+SYNTAX_TYPES = {"SyntaxError", "IndentationError", "TabError"}
 _CAPTURED = re.compile(r"^-{3,} .* -{3,}$")
+_TYPE_PREFIX = re.compile(r"^[A-Za-z_][\w.]*: ")
+_DIFFER = re.compile(r"^[A-Z][a-z]+ differ: ")  # assertSequenceEqual: `Lists differ: [1] != [2]`
+_WITHIN = re.compile(r" within (?:\S+ places|\S+ delta) \(.*\)$")  # assertAlmostEqual
 MESSAGE_CAP = 2000  # a huge diff in the E lines is noise for the agent; keep its head
 
 
@@ -84,10 +88,10 @@ def _assemble(test_id: str, frames: list[Frame], e_lines: list[str], location_ty
     error_type = location_types[-1] if location_types else _type_from_e_lines(text)
     actual, expected = comparison(text)
     test_file = test_id.split("::", 1)[0]
-    anchor = _anchor(frames, test_file)
+    anchor = anchor_frame(frames, test_file)
     file, line = (anchor.path, anchor.line) if anchor else (None, None)
     assertion = anchor.code if anchor else None
-    if error_type in _SYNTAX_TYPES:
+    if error_type in SYNTAX_TYPES:
         # The broken module is where the fix goes: point there, and add it as the innermost frame.
         for i, e in enumerate(text.splitlines()):
             m = _SYNTAX_FILE.match(e)
@@ -103,7 +107,7 @@ def _assemble(test_id: str, frames: list[Frame], e_lines: list[str], location_ty
                    error_type=error_type, message=text or None, traceback=tuple(frames))
 
 
-def _anchor(frames: list[Frame], test_file: str) -> Frame | None:
+def anchor_frame(frames: Sequence[Frame], test_file: str) -> Frame | None:
     """The deepest frame in the test's own file (the assertion, even when a helper in that file made it);
     the deepest frame at all when none is there."""
     if not frames:
@@ -139,18 +143,29 @@ def comparison(text: str) -> tuple[str | None, str | None]:
     """(actual, expected) from `assert ACTUAL == EXPECTED` (pytest's rewriting) or unittest's `A != B`."""
     for i, e in enumerate(text.splitlines()):
         s = e.strip()
-        if s.startswith("AssertionError: "):
+        asserted = s.startswith("AssertionError: ")
+        if asserted:
             s = s[len("AssertionError: "):]
         if s.startswith("assert "):
             parts = split_top_level(s[len("assert "):], " == ")
-        elif i == 0 and " != " in s:
-            parts = split_top_level(s, " != ")  # unittest's assertEqual: first (actual) != second (expected)
+        elif i == 0 and " != " in s and (asserted or not _TYPE_PREFIX.match(s)):  # not `ValueError: a != b`
+            return _unittest_sides(s)
         else:
             continue
         if len(parts) == 2:
             return parts[0].strip(), parts[1].strip()
         return None, None
     return None, None
+
+
+def _unittest_sides(s: str) -> tuple[str | None, str | None]:
+    """unittest's assertEqual family: `first (actual) != second (expected)`, maybe after `Lists differ: `,
+    maybe followed by assertAlmostEqual's `within ...` and the test's own ` : message`."""
+    parts = split_top_level(_DIFFER.sub("", s, count=1), " != ")
+    if len(parts) != 2:
+        return None, None
+    expected = _WITHIN.sub("", split_top_level(parts[1], " : ")[0])
+    return parts[0].strip(), expected.strip()
 
 
 def split_top_level(s: str, sep: str) -> list[str]:
