@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.failures import parse_junit, parse_pytest_output
-from bot.fix.locate import is_project_file, locate
+from bot.fix.locate import folders_of_tests, is_project_file, locate
 from bot.fix.types import Checkout, TestRun
 
 PLUGIN = '''
@@ -355,3 +355,190 @@ def test_files_that_are_not_utf8_are_skipped(tmp_path):
 ])
 def test_project_files(path, project):
     assert is_project_file(path) is project
+
+
+CONVERT = {
+    "pkg/__init__.py": "",
+    "pkg/convert.py": '''\
+import re
+
+_UNITS = re.compile(r"(\\\\d+)([a-z]+)")
+
+_CONVERT = {
+    "int": lambda s: int(s),
+    "hex": lambda s: int(s, 10),
+    "oct": lambda s: int(s, 8),
+}
+
+
+def convert(kind, text):
+    return _CONVERT[kind](text)
+''',
+    "tests/test_convert.py": '''\
+from pkg.convert import convert
+
+
+def test_int():
+    assert convert("int", "12") == 12
+
+
+def test_hex():
+    assert convert("hex", "ff") == 255
+''',
+}
+
+
+def test_a_bug_in_a_lambda_of_a_module_level_dict_targets_the_dict(tmp_path):
+    checkout, run = run_repo(tmp_path, CONVERT)
+    [failure] = run.failures
+    assert (failure.traceback[-1].path, failure.traceback[-1].line) == ("pkg/convert.py", 7)  # in <lambda>
+    targets = locate(checkout, run, run.failures)
+    assert where(targets)[:2] == ["pkg/convert.py::_CONVERT", "pkg/convert.py::convert"]
+    table = targets[0]
+    assert (table.kind, table.start, table.end) == ("assignment", 5, 9)
+    assert table.reasons[0] == "raised here (deepest project frame)"
+    assert "ochiai 1.00 (1 failing, 0 passing tests ran it)" in table.reasons  # only the `hex` lambda's line
+    assert targets[1].kind == "function"
+
+
+def test_a_lambda_that_returns_a_wrong_value_is_found_by_its_coverage(tmp_path):
+    files = {**CONVERT, "tests/test_convert.py": CONVERT["tests/test_convert.py"].replace('"ff") == 255',
+                                                                                             '"10") == 16')}
+    checkout, run = run_repo(tmp_path, files)
+    [failure] = run.failures
+    assert failure.error_type == "AssertionError" and failure.traceback[-1].path == "tests/test_convert.py"
+    targets = locate(checkout, run, run.failures)
+    # the table's lambda ran in the failing test alone; `convert` also in the passing one; `_UNITS` never
+    assert where(targets) == ["pkg/convert.py::_CONVERT", "pkg/convert.py::convert"]
+    assert targets[0].reasons == ("ochiai 1.00 (1 failing, 0 passing tests ran it)",)
+    # module-level lines run at import: coverage that credits them to a test must not make a constant a suspect
+    everyone = run.passed | run.failed
+    noisy = {p: {**lines, 3: everyone, 5: everyone} for p, lines in run.coverage.items()}
+    assert locate(checkout, dataclasses.replace(run, coverage=noisy), run.failures) == targets
+
+
+UNITS = {
+    "geo/__init__.py": "",
+    "geo/units.py": '''\
+class Length:
+    BASE = "m"
+    FACTORS = {
+        "km": lambda v: v * 1000,
+        "cm": lambda v: v * 100,
+    }
+    SIDES: dict = {"square": 3, "triangle": 3}
+
+    def to_metres(self, unit, value):
+        return self.FACTORS[unit](value)
+''',
+    "tests/test_units.py": '''\
+from geo.units import Length
+
+
+def test_km():
+    assert Length().to_metres("km", 2) == 2000
+
+
+def test_cm():
+    assert Length().to_metres("cm", 250) == 2.5
+
+
+def test_sides():
+    assert Length.SIDES["square"] == 4
+''',
+}
+
+
+def test_class_attributes_are_targets(tmp_path):
+    checkout, run = run_repo(tmp_path, UNITS)
+    assert run.failed == {"tests/test_units.py::test_cm", "tests/test_units.py::test_sides"}
+    cm = [f for f in run.failures if f.test_id.endswith("test_cm")]
+    targets = locate(checkout, run, cm)
+    assert where(targets)[:2] == ["geo/units.py::Length.FACTORS", "geo/units.py::Length.to_metres"]
+    assert (targets[0].kind, targets[0].start, targets[0].end) == ("assignment", 3, 6)
+    # an assertion that names the attribute: nothing ran, nothing raised, the name is the evidence
+    sides = [f for f in run.failures if f.test_id.endswith("test_sides")]
+    [target] = locate(checkout, dataclasses.replace(run, coverage=None), sides)
+    assert (where([target]), target.kind, target.start) == (["geo/units.py::Length.SIDES"], "assignment", 7)
+    assert target.reasons == ("called by tests/test_units.py::test_sides",)
+
+
+def test_a_module_constant_named_in_the_assertion(tmp_path):
+    files = {"pkg/__init__.py": "", "pkg/limits.py": "MAX_ITEMS = 9\nMIN_ITEMS = 1\n",
+             "tests/test_limits.py": "from pkg.limits import MAX_ITEMS\n\n\n"
+                                     "def test_max():\n    assert MAX_ITEMS == 10\n"}
+    checkout, run = run_repo(tmp_path, files)
+    [target] = locate(checkout, run, run.failures)
+    assert (target.path, target.qualname, target.kind, target.start, target.end) == (
+        "pkg/limits.py", "MAX_ITEMS", "assignment", 1, 1)
+
+
+WALK = {
+    "python_programs/__init__.py": "",
+    "python_programs/walk.py": '''\
+def walk(node, steps):
+    for _ in range(steps + 1):
+        node = node.first()
+    return node.value
+''',
+    "python_testcases/node.py": '''\
+class Node:
+    def __init__(self, value, successors=()):
+        self.value = value
+        self.successors = list(successors)
+
+    def first(self):
+        return self.successors[0]
+''',
+    "python_testcases/test_walk.py": '''\
+from node import Node
+from python_programs.walk import walk
+
+
+def test_walk():
+    c = Node("c")
+    assert walk(Node("a", [Node("b", [c])]), 2) == "c"
+''',
+}
+
+
+def test_a_helper_module_of_the_test_folder_is_never_a_target(tmp_path):
+    files = {**WALK, "pytest.ini": "[pytest]\npythonpath = . python_testcases\n"}
+    checkout, run = run_repo(tmp_path, files)
+    [failure] = run.failures
+    assert failure.traceback[-1].path == "python_testcases/node.py"  # the helper raised
+    # the folder is not called tests/: by its name alone the helper looks like project code (the issue's case) ...
+    assert where(locate(checkout, run, run.failures))[0] == "python_testcases/node.py::Node.first"
+    # ... but it holds the failing test, and its name says test: nothing in it is a target
+    targets = locate(checkout, run, run.failures, test_roots=["python_testcases/test_walk.py"])
+    assert where(targets) == ["python_programs/walk.py::walk"]
+    assert targets[0].reasons[0] == "raised here (deepest project frame)"
+
+
+def test_nothing_under_a_folder_the_test_command_names_is_a_target(tmp_path):
+    files = {k.replace("python_testcases/", "checks/"): v for k, v in WALK.items()}
+    checkout, run = run_repo(tmp_path, {**files, "pytest.ini": "[pytest]\npythonpath = . checks\n"})
+    assert "checks/node.py::Node.first" in where(locate(checkout, run, run.failures))
+    # a test file in a folder whose name does not say test: the folder may be the project's own package
+    assert "checks/node.py::Node.first" in where(locate(checkout, run, run.failures,
+                                                        test_roots=["checks/test_walk.py"]))
+    for roots in (["checks"], ["./checks/"], ["checks/node.py"]):
+        assert where(locate(checkout, run, run.failures, test_roots=roots)) == ["python_programs/walk.py::walk"]
+
+
+def test_a_helper_under_tests_is_never_a_target(tmp_path):
+    files = {k.replace("python_testcases/", "tests/"): v for k, v in WALK.items()}
+    checkout, run = run_repo(tmp_path, {**files, "pytest.ini": "[pytest]\npythonpath = . tests\n"})
+    assert where(locate(checkout, run, run.failures)) == ["python_programs/walk.py::walk"]
+
+
+@pytest.mark.parametrize(("roots", "folders"), [
+    (["tests/test_a.py::test_x"], ("tests/test_a.py", "tests")),
+    (["python_testcases/test_walk.py"], ("python_testcases/test_walk.py", "python_testcases")),
+    (["pkg/test_mod.py"], ("pkg/test_mod.py",)),  # tests beside the modules: the package stays project code
+    (["test_root.py", ".", "./", ""], ("test_root.py",)),  # never the whole checkout
+    (["./e2e/", "e2e"], ("e2e",)),
+])
+def test_test_folders(roots, folders):
+    files = ["tests/test_a.py", "python_testcases/test_walk.py", "pkg/test_mod.py", "test_root.py", "e2e/x.py"]
+    assert folders_of_tests(files, roots) == folders

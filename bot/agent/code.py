@@ -2,6 +2,10 @@
 
 Faithful means the repaired function keeps the original's docstring, comments and untouched lines byte for
 byte, so that the diff shows only the fix: small models re-indent, re-quote and drop docstrings freely.
+
+A target may also be an assignment statement (a module constant, a dict of lambdas, a class attribute): the
+original's own shape decides, so every caller keeps passing (text, name, original). For an assignment, the
+answer's top-level statement assigning the same names is the candidate, and "the signature" is those names.
 """
 from __future__ import annotations
 
@@ -17,6 +21,7 @@ from typing import Literal
 
 FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
 Problem = Literal["syntax", "signature", "missing"]
+Kind = Literal["function", "assignment"]
 
 
 @dataclass(frozen=True)
@@ -26,6 +31,48 @@ class Extracted:
     code: str | None
     problem: Problem | None = None
     detail: str = ""
+
+
+def _plain_names(target: ast.expr) -> list[str] | None:
+    """The names an assignment target binds (through tuples, lists and `*`), or None for `x.a` / `x[i]`."""
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, ast.Starred):
+        return _plain_names(target.value)
+    if isinstance(target, (ast.Tuple, ast.List)):
+        names = [_plain_names(e) for e in target.elts]
+        return None if any(n is None for n in names) else [x for n in names for x in n]  # type: ignore[union-attr]
+    return None
+
+
+def assigned_names(node: ast.AST) -> tuple[str, ...]:
+    """The names an `=` or annotated assignment with a value binds, in order; () for any other statement, or
+    one that also stores into an attribute or an item (that changes another object, not a name)."""
+    if isinstance(node, ast.Assign):
+        targets = node.targets
+    elif isinstance(node, ast.AnnAssign) and node.value is not None:
+        targets = [node.target]
+    else:
+        return ()
+    names = [_plain_names(t) for t in targets]
+    if any(n is None for n in names):
+        return ()
+    return tuple(dict.fromkeys(x for n in names for x in n))  # type: ignore[union-attr]
+
+
+def _assignments(code: str) -> list[tuple[str, ...]] | None:
+    """The names each top-level statement of `code` assigns, when every statement is such an assignment."""
+    try:
+        body = ast.parse(textwrap.dedent(code)).body
+    except (SyntaxError, ValueError):
+        return None
+    names = [assigned_names(n) for n in body]
+    return names if body and all(names) else None
+
+
+def target_kind(source: str) -> Kind:
+    """"assignment" when the target's code is assignment statements only, else "function"."""
+    return "assignment" if _assignments(source) is not None else "function"
 
 
 def _blocks(text: str) -> list[str]:
@@ -63,7 +110,11 @@ def _syntax_detail(exc: SyntaxError) -> str:
 
 
 def extract_function(text: str, name: str, original: str) -> Extracted:
-    """The function `name` from a model's answer: fenced or not, whole or body only."""
+    """The function `name` from a model's answer: fenced or not, whole or body only. For an assignment target,
+    its statements (see `extract_assignment`)."""
+    wanted = _assignments(original)
+    if wanted is not None:
+        return extract_assignment(text, wanted, name)
     first_error: SyntaxError | None = None
     for block in _blocks(text):
         source = textwrap.dedent(block).strip("\n") + "\n"
@@ -83,6 +134,29 @@ def extract_function(text: str, name: str, original: str) -> Extracted:
     if first_error is not None:
         return Extracted(None, "syntax", _syntax_detail(first_error))
     return Extracted(None, "missing", f"the answer has no function named `{name}`")
+
+
+def extract_assignment(text: str, wanted: list[tuple[str, ...]], name: str) -> Extracted:
+    """From a model's answer, for each original statement the last top-level statement assigning the same names
+    (imports, helpers and prints around it are dropped; a class around it too), in the original's order."""
+    first_error: SyntaxError | None = None
+    for block in [m.group(1) for m in FENCE.finditer(text)] or [text]:
+        source = textwrap.dedent(block).strip("\n") + "\n"
+        try:
+            tree = ast.parse(source)
+        except SyntaxError as exc:
+            first_error = first_error or exc
+            continue
+        # a class attribute may come back inside its class
+        statements = [s for n in tree.body for s in (n.body if isinstance(n, ast.ClassDef) else [n])]
+        last = {assigned_names(n): n for n in statements if assigned_names(n)}
+        if all(names in last for names in wanted):
+            lines = source.splitlines()
+            return Extracted("".join(textwrap.dedent("\n".join(lines[last[n].lineno - 1:last[n].end_lineno])) + "\n"
+                                     for n in wanted))
+    if first_error is not None:
+        return Extracted(None, "syntax", _syntax_detail(first_error))
+    return Extracted(None, "missing", f"the answer has no assignment to `{name}`")
 
 
 def _with_original_header(original: str, body: str) -> str | None:
@@ -109,7 +183,13 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple:
 
 
 def signature_problem(candidate: str, original: str, name: str) -> str | None:
-    """Why the candidate cannot replace the original (wrong name or parameters), or None."""
+    """Why the candidate cannot replace the original (wrong name or parameters; for an assignment, other names
+    assigned), or None."""
+    wanted = _assignments(original)
+    if wanted is not None:
+        got = _assignments(candidate)
+        shown = "; ".join(", ".join(n) for n in wanted)
+        return None if got == wanted else f"assign exactly the same names as before, and nothing else: {shown}"
     new = find_function(ast.parse(candidate), name)
     try:
         old = find_function(ast.parse(textwrap.dedent(original)), name)

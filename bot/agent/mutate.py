@@ -5,7 +5,8 @@ comments, spacing) stay byte for byte and the diff shows one edit. Operators, in
 comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; swapped calls from small
 families (min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`;
 another variable of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure
-names first and caps the list.
+names first and caps the list. An assignment target (a table of lambdas, a constant) gets the same edits of its
+value, except deleting the statement: that would drop the name it defines.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
-from .code import code_hash, find_function
+from .code import assigned_names, code_hash, find_function
 
 Edit = tuple[int, int, str]  # start, end (character offsets in the function's text), replacement
 
@@ -85,21 +86,26 @@ def _paren(text: str) -> str:
     return text if re.fullmatch(r"[\w.]+(\(.*\)|\[.*\])?", text, re.S) else f"({text})"
 
 
-def _scope_names(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
-    """Parameters and names the function binds, in order of first appearance."""
-    a = func.args
-    names = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
-    names += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+def _scope_names(func: ast.AST) -> list[str]:
+    """Parameters and names the function (or the lambdas of an assignment) binds, in order of first appearance."""
+    names: list[str] = []
+    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = func.args
+        names = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+        names += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    own = {n for stmt in func.body for n in assigned_names(stmt)} if isinstance(func, ast.Module) else set()
     for node in ast.walk(func):
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in own:
             names.append(node.id)
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not func:
             names += [x.arg for x in node.args.args]
     return list(dict.fromkeys(names))
 
 
-def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[tuple[str, Edit]]:
-    docstring = ast.get_docstring(func, clean=False) is not None
+def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module) -> Iterator[tuple[str, Edit]]:
+    """The edits of a function's body, or of the values of an assignment target (a Module of assignments)."""
+    assignment = isinstance(func, ast.Module)
+    docstring = not assignment and ast.get_docstring(func, clean=False) is not None
     body = func.body[1:] if docstring else func.body
     variables = _scope_names(func)
     in_fstring = {id(m) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.JoinedStr)
@@ -210,7 +216,7 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterato
             a, b = n.args
             start, end = text.span(a)[0], text.span(b)[1]
             yield "swap", (start, end, f"{seg(b)}, {seg(a)}")
-    for block in _blocks(body):  # deleted statements (the only one of its block becomes `pass`)
+    for block in [] if assignment else _blocks(body):  # deleted statements (the only one of its block: `pass`)
         for stmt in block:
             start, end = text.span(stmt)
             line_start, line_end = text.starts[stmt.lineno - 1], text.starts[stmt.end_lineno]  # type: ignore[index]
@@ -238,13 +244,15 @@ def _apply(source: str, edit: Edit) -> str:
 
 
 def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset()) -> list[Mutant]:
-    """Every distinct one-edit mutant that parses, keeps the function's name, and differs from the original and
-    from the code whose hashes are in `exclude` (already tested)."""
+    """Every distinct one-edit mutant that parses, keeps the function's name (an assignment target: the names it
+    assigns), and differs from the original and from the code whose hashes are in `exclude` (already tested)."""
     try:
         tree = ast.parse(function_source)
     except SyntaxError:
         return []
-    func = find_function(tree, name)
+    func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module | None = find_function(tree, name)
+    if func is None and tree.body and all(assigned_names(n) for n in tree.body):
+        func = tree
     if func is None:
         return []
     text = _Text(function_source)

@@ -6,7 +6,7 @@ import difflib
 import textwrap
 
 from ..llm.types import Message
-from .code import split_docstring
+from .code import split_docstring, target_kind
 from .types import Attempt, Failure, Target
 
 SYSTEM = """You repair one buggy Python function so that its tests pass.
@@ -14,6 +14,13 @@ The bug is small: usually one line, often a wrong operator, constant, variable, 
 Reply with the whole corrected function in one ```python code block and nothing else:
 no explanation, no docstring, no tests, no usage example.
 Keep the function's name and parameters. Change as little as possible."""
+
+# An assignment target (a constant, a table of lambdas, a class attribute) is not a function: saying so would
+# have the model write a `def`.
+ASSIGNMENT_SYSTEM = """You repair one buggy Python assignment statement (a constant, a table, a class attribute) so
+that its tests pass. The bug is small: usually one value, operator, constant or condition inside it.
+Reply with the whole corrected statement in one ```python code block and nothing else: no explanation, no tests.
+Assign exactly the same names. Change as little as possible."""
 
 MAX_TEST_LINES = 40
 
@@ -37,10 +44,20 @@ def _clip(text: str, max_lines: int) -> str:
     return "\n".join(lines[:max_lines] + ([f"# ... {len(lines) - max_lines} more lines"] if len(lines) > max_lines else []))
 
 
+def _system(target: Target) -> str:
+    return SYSTEM if target_kind(target.source) == "function" else ASSIGNMENT_SYSTEM
+
+
+def _what(target: Target) -> str:
+    """How the prompts name the target: "function `f`", or "assignment to `TABLE`"."""
+    kind = "function" if target_kind(target.source) == "function" else "assignment to"
+    return f"{kind} `{target.name}`"
+
+
 def _task(target: Target, failure: Failure, numbered: str = "") -> str:
     """The task; `numbered` shows the code with line numbers instead (for line edits)."""
     code, doc = split_docstring(target.source)
-    parts = [f"The function `{target.name}` has a bug."]
+    parts = [f"The {_what(target)} has a bug."]
     if doc:
         parts += ["What it should do:", textwrap.indent(doc.strip(), "    ")]
     parts += ["Its code, with line numbers:", f"```\n{numbered}\n```"] if numbered else ["Its code:", _fence(code)]
@@ -98,18 +115,18 @@ ORIGINAL = "the original (buggy) function"  # how attempts and searches name the
 
 
 def draft(target: Target, failure: Failure, hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
-    return [Message("system", SYSTEM),
+    return [Message("system", _system(target)),
             Message("user", f"{_task(target, failure)}\n\nThe tests fail:\n{failure.summary.strip()}\n"
-                            f"{_hints(target, list(hints))}\nReply with the corrected function `{target.name}`.")]
+                            f"{_hints(target, list(hints))}\nReply with the corrected {_what(target)}.")]
 
 
 def _follow_up(target: Target, failure: Failure, situation: str, attempts: list[Attempt], ask: str,
                hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     """A revision request: the task (a stable prefix), what just happened, earlier attempts, what to do."""
     tried = history(target, attempts)
-    return [Message("system", SYSTEM),
+    return [Message("system", _system(target)),
             Message("user", f"{_task(target, failure)}\n\n{situation.strip()}\n" + (f"\n{tried}\n" if tried else "")
-                    + _hints(target, list(hints)) + f"\n{ask} Reply with the corrected function `{target.name}`.")]
+                    + _hints(target, list(hints)) + f"\n{ask} Reply with the corrected {_what(target)}.")]
 
 
 def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt],
@@ -130,10 +147,11 @@ def repeat(target: Target, failure: Failure, same_as: str, feedback: str, attemp
 
 
 def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
-    return [Message("system", SYSTEM),
+    same = "with the same name and parameters" if target_kind(target.source) == "function" else \
+        "assigning the same names"
+    return [Message("system", _system(target)),
             Message("user", f"{_task(target, failure)}\n\nYour last answer could not be used: {problem.strip()}\n\n"
-                            f"Reply with the complete corrected function `{target.name}` in one ```python block, "
-                            "with the same name and parameters.")]
+                            f"Reply with the complete corrected {_what(target)} in one ```python block, {same}.")]
 
 
 THOUGHT_PATCH_SYSTEM = """You find and fix the bug in one Python function whose tests fail, in the step each message asks

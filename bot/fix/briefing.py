@@ -28,18 +28,23 @@ def target_source(files: Mapping[str, bytes], target: CodeTarget) -> str:
 
 
 def _context(module: str, target: CodeTarget) -> str:
-    """The module's imports, and for a method its class line: enough for the model to read names right."""
+    """The module's imports, and for a method or class attribute its class line: enough for the model to read
+    names right."""
     lines = module.splitlines()
     keep = [line for line in lines if IMPORT_LINE.match(line)]
-    if "." in target.qualname:
-        cls = target.qualname.split(".")[-2]
+    qualname = target.qualname.split(", ")[0]  # an assignment of several names: all in one class
+    if "." in qualname:
+        cls = qualname.split(".")[-2]
         keep += [line.strip() for line in lines if re.match(rf"^\s*class\s+{re.escape(cls)}\b", line)][:1]
     return "\n".join(keep)
 
 
 def agent_target(files: Mapping[str, bytes], target: CodeTarget) -> Target:
-    return Target(name=target.qualname.split(".")[-1], source=target_source(files, target),
-                  context=_context(_text(files, target.path), target))
+    """The agent's view: a method by its own name; an assignment by the name(s) it assigns (`Cls.a, Cls.b` →
+    `a, b`)."""
+    name = ", ".join(q.rsplit(".", 1)[-1] for q in target.qualname.split(", ")) if target.kind == "assignment" \
+        else target.qualname.split(".")[-1]
+    return Target(name=name, source=target_source(files, target), context=_context(_text(files, target.path), target))
 
 
 def _test_function(files: Mapping[str, bytes], test_id: str) -> str | None:
@@ -81,9 +86,10 @@ def blamed_tests(target: CodeTarget, run: TestRun, failing: frozenset[str]) -> f
         modules = frozenset(t for t in failing if "::" not in t)
         return modules or failing
     found: set[str] = set()
+    first = target.start if target.kind == "assignment" else target.start + 1  # a def line runs at import
     if run.coverage:
         for line, tests in run.coverage.get(target.path, {}).items():
-            if target.start < line <= target.end:
+            if first <= line <= target.end:
                 found |= tests & failing
     for failure in run.failures:
         if failure.test_id in failing and any(

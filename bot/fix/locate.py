@@ -1,12 +1,20 @@
-"""Failures → the project functions most likely to hold the bug, best first.
+"""Failures → the project code most likely to hold the bug, best first: functions and methods, and the
+top-level assignment statements of a module or a class body (a constant, a dict of lambdas, a class attribute).
+A target is never test code: test files and folders, conftest.py, installed packages, and whatever lies under the
+`test_roots` the caller names (the test command's paths, the failing tests' files); those can still be read as
+the tests' own code.
 
 Four signals, each a term of the score `100·broken + 10·frame + ochiai + 0.01·named`:
 - broken (0/1): a syntax error that stopped collection is inside the function; nothing runs until it is fixed.
 - frame (1/(1+k)): the function is the k-th distinct project function from the deepest traceback frame, so an
-  exception raised in project code points at the function that raised it (max over failures).
-- ochiai (0..1): spectrum from per-test coverage; reaches a buggy helper that no frame names.
+  exception raised in project code points at the function that raised it (max over failures). A frame in a
+  lambda of a module-level table (`in <lambda>`) points at that assignment.
+- ochiai (0..1): spectrum from per-test coverage; reaches a buggy helper that no frame names. An assignment
+  scores as its best lambda, each lambda of a table being a small function of its own (the rest of the statement
+  runs at import, outside any test).
 - named (0..1): the share of failures whose failing assertion (1) or, failing that, test body (0.5) calls the
-  function; it matters when an assertion fails in the test itself and there is no coverage.
+  function or names the constant; it matters when an assertion fails in the test itself and there is no
+  coverage.
 Targets are ordered lexicographically by those terms (then path and line, for determinism), so a term only
 breaks ties of the ones before it: a helper with Ochiai 1.0 beats the function the assertion calls (< 1.0,
 since a passing test runs it too), and a raising frame beats any spectrum score.
@@ -22,8 +30,8 @@ from functools import cache
 from typing import Iterable, Sequence
 
 from bot.failures import Failure
-from bot.fix.paths import is_test_path
-from bot.fix.spans import Span, broken_span, function_spans
+from bot.fix.paths import clean_root, is_test_path, under
+from bot.fix.spans import Span, broken_span, code_spans
 from bot.fix.types import Checkout, CodeTarget, TestRun
 
 SANDBOX_WORKDIR = "/work/"  # where the sandbox puts the checkout; frames inside it carry this prefix
@@ -56,15 +64,26 @@ class _Evidence:
     def target(self) -> CodeTarget:
         score = 100.0 * self.broken + 10.0 * self.frame + self.ochiai + 0.01 * self.named
         return CodeTarget(self.path, self.span.qualname, self.span.start, self.span.end, round(score, 4),
-                          tuple(self.reasons), self.broken)
+                          tuple(self.reasons), self.broken, self.span.kind)
+
+
+def folders_of_tests(files: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
+    """The roots as checkout paths, and the folder of each root that is a file when that folder's name says test
+    (`python_testcases/`): its other modules are the tests' helpers. A folder that does not say so may be the
+    project's own package with its tests beside the modules."""
+    files = set(files)
+    out = [clean_root(r) for r in roots]
+    out += [posixpath.dirname(r) for r in out if r in files and "test" in posixpath.basename(posixpath.dirname(r)).lower()]
+    return tuple(dict.fromkeys(r for r in out if r))
 
 
 class _Files:
     """The checkout's files, decoded and parsed on demand (a file that is not UTF-8 is skipped)."""
 
-    def __init__(self, checkout: Checkout) -> None:
+    def __init__(self, checkout: Checkout, test_roots: Sequence[str] = ()) -> None:
         self.checkout = checkout
-        self.project = sorted(p for p in checkout.files if is_project_file(p))
+        self.roots = folders_of_tests(checkout.files, test_roots)
+        self.project = sorted(p for p in checkout.files if self.is_project(p))
         self.text = cache(self._text)
         self.tree = cache(self._tree)
         self.spans = cache(self._spans)
@@ -83,14 +102,22 @@ class _Files:
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
 
-    def _spans(self, path: str) -> list[tuple[Span, int]]:
-        """(span, first body line) per function; the def line and decorators run at import, not in a test."""
+    def is_project(self, path: str) -> bool:
+        return is_project_file(path) and not under(path, self.roots)
+
+    def _spans(self, path: str) -> list[tuple[Span, list[range]]]:
+        """(span, the groups of lines a test runs) per function and assignment: a function's body (its def line
+        and decorators run at import), each lambda body of an assignment (the rest of it runs at import)."""
         tree = self.tree(path)
         if tree is None:
             return []
         body = {min([n.lineno, *(d.lineno for d in n.decorator_list)]): n.body[0].lineno
                 for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        return [(s, body.get(s.start, s.start)) for s in function_spans(self.text(path) or "")]
+        lambdas = [range(n.body.lineno, (n.body.end_lineno or n.body.lineno) + 1)
+                   for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
+        return [(s, [range(body.get(s.start, s.start), s.end + 1)] if s.kind == "function"
+                 else [r for r in lambdas if s.start <= r.start and r.stop - 1 <= s.end])
+                for s in code_spans(self.text(path) or "")]
 
     def enclosing(self, path: str, line: int) -> Span | None:
         return next((s for s, _ in self.spans(path) if s.start <= line <= s.end), None)
@@ -113,15 +140,17 @@ class _Files:
 
     def project_path(self, raw: str | None) -> str | None:
         path = self.relative(raw) if raw else None
-        return path if path is not None and is_project_file(path) else None
+        return path if path is not None and self.is_project(path) else None
 
 
-def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, limit: int = 3) -> list[CodeTarget]:
-    """The functions to repair, best first, at most `limit`, one per (path, qualname); [] when no project
-    function is involved (no failures, or only tests' own mistakes)."""
+def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, limit: int = 3,
+           test_roots: Sequence[str] = ()) -> list[CodeTarget]:
+    """The functions and assignments to repair, best first, at most `limit`, one per (path, qualname); [] when no
+    project code is involved (no failures, or only tests' own mistakes). Nothing under `test_roots` (paths the
+    test command names, the failing tests' files: see `folders_of_tests`) is ever a target."""
     if not failures or limit <= 0:
         return []
-    files = _Files(checkout)
+    files = _Files(checkout, test_roots)
     found: dict[tuple[str, str], _Evidence] = {}
 
     def evidence(path: str, span: Span) -> _Evidence:
@@ -182,7 +211,7 @@ def _named(files: _Files, failure: Failure) -> list[tuple[str, Span, float]]:
     imported: set[str] = set()
     for raw, line in sites:
         path = files.relative(raw) if raw else None
-        tree = files.tree(path) if path and not is_project_file(path) else None
+        tree = files.tree(path) if path and not files.is_project(path) else None
         if tree is not None and path:
             stmt, rest = _failing_code(tree, line)
             direct |= _names([stmt]) if stmt else set()
@@ -209,7 +238,8 @@ def _failing_code(tree: ast.Module, line: int) -> tuple[ast.stmt | None, list[as
 
 
 def _names(nodes: Iterable[ast.AST]) -> set[tuple[str, str]]:
-    """("name", f) for `f(...)`, ("attr", m) for `x.m(...)` and `x.m` (a property reads like an attribute)."""
+    """("name", f) for `f(...)`, ("attr", m) for `x.m(...)` and `x.m` (a property reads like an attribute),
+    ("ref", c) for any other name read (a constant: `TABLE["k"]`)."""
     out: set[tuple[str, str]] = set()
     for node in nodes:
         for n in ast.walk(node):
@@ -217,6 +247,8 @@ def _names(nodes: Iterable[ast.AST]) -> set[tuple[str, str]]:
                 out.add(("name", n.func.id))
             elif isinstance(n, ast.Attribute):
                 out.add(("attr", n.attr))
+            elif isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load):
+                out.add(("ref", n.id))
     return out
 
 
@@ -227,14 +259,24 @@ def _names_in_text(text: str) -> set[tuple[str, str]]:
         return {("attr" if dot else "name", name) for dot, name in _CALL.findall(text)}
 
 
+def _defines(span: Span, kind: str, name: str) -> bool:
+    """`f(...)` → a module-level `f` (a function, or a name bound to a lambda) or class `f`'s `__init__`; `.m` →
+    any `m`; a name read → a module-level assignment to it."""
+    if span.kind == "function":
+        return (kind == "attr" and span.qualname.rsplit(".", 1)[-1] == name) or \
+            (kind == "name" and span.qualname in (name, f"{name}.__init__"))
+    qualnames = span.qualname.split(", ")
+    return (kind == "attr" and any(q.rsplit(".", 1)[-1] == name for q in qualnames)) or \
+        (kind in ("name", "ref") and name in qualnames)
+
+
 def _resolve(files: _Files, names: set[tuple[str, str]], imported: set[str]) -> list[tuple[str, Span]]:
-    """Definitions matching the names: `f` → a module-level `f` or class `f`'s `__init__`; `.m` → any `m`.
-    Where several share a name, those in modules the test imports win."""
+    """Definitions matching the names (`_defines`). Where several share a name, those in modules the test
+    imports win."""
     out: list[tuple[str, Span]] = []
     for kind, name in sorted(names):
         matches = [(path, span) for path in files.project for span, _ in files.spans(path)
-                   if (kind == "attr" and span.qualname.rsplit(".", 1)[-1] == name)
-                   or (kind == "name" and span.qualname in (name, f"{name}.__init__"))]
+                   if _defines(span, kind, name)]
         preferred = [m for m in matches if m[0] in imported]
         out.extend(preferred if len(matches) > 1 and preferred else matches)
     return out
@@ -258,7 +300,7 @@ def _imported(files: _Files, test: str, tree: ast.Module) -> set[str]:
 
 
 def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, float, int, int]]:
-    """Ochiai per project function that a failing test executed: failed(f) / sqrt(total_failed · executed(f))."""
+    """Ochiai per project span that a failing test executed: failed(f) / sqrt(total_failed · executed(f))."""
     if not run.coverage or not run.failed:
         return []
     out = []
@@ -266,9 +308,13 @@ def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, float, int, 
         path = files.project_path(raw)
         if path is None:
             continue
-        for span, body in files.spans(path):
-            tests = {_PHASE.sub("", t) for n in range(body, span.end + 1) for t in lines.get(n, ())}
-            ef, ep = len(tests & run.failed), len(tests & run.passed)
-            if ef:
-                out.append((path, span, ef / math.sqrt(len(run.failed) * (ef + ep)), ef, ep))
+        for span, groups in files.spans(path):
+            scores = []
+            for ran in groups:
+                tests = {_PHASE.sub("", t) for n in ran for t in lines.get(n, ())}
+                ef, ep = len(tests & run.failed), len(tests & run.passed)
+                if ef:
+                    scores.append((ef / math.sqrt(len(run.failed) * (ef + ep)), ef, ep))
+            if scores:
+                out.append((path, span, *max(scores)))
     return out

@@ -16,6 +16,20 @@ def is_test_path(path: str) -> bool:
             or name == "conftest.py")
 
 
+def clean_root(root: str) -> str:
+    """A path as a test command names it (`./tests/`, `tests/test_a.py::test_x`) as a checkout path; "" for the
+    checkout root itself."""
+    path = root.partition("::")[0].replace("\\", "/").strip("/")
+    while path.startswith("./"):
+        path = path[2:]
+    return "" if path == "." else path
+
+
+def under(path: str, roots: Iterable[str]) -> bool:
+    """`path` is one of `roots` or inside one of them (checkout paths; "" is not a root: it would hold all)."""
+    return any(root and (path == root or path.startswith(root + "/")) for root in roots)
+
+
 def in_paths(path: str, patterns: Iterable[str]) -> bool:
     """`path` matches one of the glob patterns (`**/` also matches no directory: `**/*.py` holds `mod.py`)."""
     return any(fnmatch.fnmatchcase(path, p) or (p.startswith("**/") and fnmatch.fnmatchcase(path, p[3:]))

@@ -1,5 +1,6 @@
-"""Where functions are in a module's text: spans from the AST, a best guess when the module does not parse,
-and a line-exact replacement of one span."""
+"""Where the repairable code is in a module's text: functions and top-level assignment statements (module
+constants and tables, class attributes) as spans from the AST, a best guess for a function when the module does
+not parse, and a line-exact replacement of one span."""
 from __future__ import annotations
 
 import ast
@@ -8,8 +9,9 @@ import re
 import textwrap
 import tokenize
 from dataclasses import dataclass
+from typing import Literal
 
-from bot.agent.code import function_span
+from bot.agent.code import assigned_names, function_span
 
 # str.splitlines also splits on \f, \x1c, \u2028 ...; ast and tokenize count only these three endings.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
@@ -19,13 +21,18 @@ _AFTER = re.compile(r"after .* on line (\d+)")  # "expected an indented block af
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
 
 
+SpanKind = Literal["function", "assignment"]
+
+
 @dataclass(frozen=True)
 class Span:
-    """A function in a module: 1-based first (decorators included) and last line, inclusive."""
+    """A function (decorators included) or an assignment statement in a module: 1-based first and last line,
+    inclusive. An assignment's qualname is the name(s) it assigns, class-qualified: `_TABLE`, `Cls.attr`, `a, b`."""
 
     qualname: str
     start: int
     end: int
+    kind: SpanKind = "function"
 
 
 def lines_of(source: str) -> list[str]:
@@ -49,6 +56,30 @@ def function_spans(source: str) -> list[Span]:
 
     visit(ast.parse(source), "")
     return spans
+
+
+def code_spans(source: str) -> list[Span]:
+    """The functions (as `function_spans`) and the assignment statements to plain names at module or class level
+    (also under `if`/`try`/`with` there), in source order; spans never nest. Raises SyntaxError when the module
+    does not parse."""
+    spans: list[Span] = []
+
+    def visit(node: ast.AST, prefix: str) -> None:
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, _Def):
+                spans.append(Span(prefix + child.name, *function_span(child)))
+            elif isinstance(child, ast.ClassDef):
+                visit(child, f"{prefix}{child.name}.")
+            elif isinstance(child, (ast.Assign, ast.AnnAssign)):
+                names = assigned_names(child)
+                if names:
+                    qualname = ", ".join(prefix + n for n in names)
+                    spans.append(Span(qualname, child.lineno, child.end_lineno or child.lineno, "assignment"))
+            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
+                visit(child, prefix)
+
+    visit(ast.parse(source), "")
+    return sorted(spans, key=lambda s: s.start)
 
 
 def enclosing_span(source: str, line: int) -> Span | None:
@@ -107,6 +138,8 @@ def replace_span(source: str, span: Span, new_function: str) -> str:
     eol = found.group(0) if found else "\n"
     indent = first[: len(first) - len(first.lstrip(" \t"))]
     text = textwrap.dedent(new_function.replace("\r\n", "\n").replace("\r", "\n")).rstrip("\n")
+    if indent and text.startswith(indent):
+        indent = ""  # dedent found no common margin (a string line at column 0): the text is indented already
     body = [indent + x if x.strip() else x for x in text.split("\n")]
     tail = last[len(last.rstrip("\r\n")):]  # "" when the span ends the file without a final newline
     new = eol.join(body) + tail

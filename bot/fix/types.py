@@ -46,12 +46,14 @@ class TestRun:
 
 @dataclass(frozen=True)
 class CodeTarget:
-    """A function that may hold the bug, ranked by `locate`."""
+    """A function, or an assignment statement (a constant, a table, a class attribute), that may hold the bug,
+    ranked by `locate`."""
 
     path: str  # relative to the repository root
-    qualname: str  # "mean", or "Cart.total" for a method
+    qualname: str  # "mean", "Cart.total" for a method; an assignment's name(s): "_TABLE", "Cart.rate", "a, b"
     start: int  # first line (decorators included), 1-based
     end: int  # last line, inclusive
     score: float
     reasons: tuple[str, ...] = field(default_factory=tuple)  # e.g. ("traceback frame", "ochiai 1.00")
     broken: bool = False  # the module does not parse (a syntax error is the bug)
+    kind: Literal["function", "assignment"] = "function"
