@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from bot.agent.code import (changed_lines, code_hash, extract_function, faithful, function_source,
-                            signature_problem, splice)
+                            signature_problem, splice, split_docstring, target_kind)
 
 ORIGINAL = '''def mean(xs, start=0):
     """Mean of xs.
@@ -113,3 +113,62 @@ def test_decorators_are_part_of_the_function():
             return x
     """)
     assert function_source(module, "f").startswith("@functools.cache\ndef f(x):")
+
+
+TABLE = '''_CONVERT = {
+    # base 10 and 16
+    'int': lambda s: int(s),
+    'hex': lambda s: int(s, 10),
+}
+'''
+
+
+@pytest.mark.parametrize("answer", [
+    "```python\n_CONVERT = {\n    'int': lambda s: int(s),\n    'hex': lambda s: int(s, 16),\n}\n```",
+    "The fix:\n```py\nimport re\n\n_CONVERT = {'int': lambda s: int(s), 'hex': lambda s: int(s, 0)}\n\n"
+    "def convert(kind, s):\n    return _CONVERT[kind](s)\n\nprint(convert('hex', 'ff'))\n```",
+    "_CONVERT = {\n    'int': lambda s: int(s),\n    'hex': lambda s: int(s, 16),\n}\n",
+    "```python\n_CONVERT = {}\n_CONVERT = {\n    'int': lambda s: int(s),\n    'hex': lambda s: int(s, 16),\n}\n```",
+])
+def test_an_assignment_target_is_extracted_from_the_answer(answer):
+    assert target_kind(TABLE) == "assignment" and target_kind(ORIGINAL) == "function"
+    got = extract_function(answer, "_CONVERT", TABLE)
+    assert got.problem is None and got.code is not None and got.code.startswith("_CONVERT = {")
+    assert "int(s, 10)" not in got.code and "print" not in got.code and "def " not in got.code
+    assert signature_problem(got.code, TABLE, "_CONVERT") is None
+
+
+def test_a_class_attribute_may_come_back_inside_its_class():
+    got = extract_function("```python\nclass Length:\n    rate = 0.25\n\n    def m(self):\n        pass\n```",
+                           "rate", "rate = 0.5\n")
+    assert got.code == "rate = 0.25\n"
+
+
+@pytest.mark.parametrize(("answer", "problem"), [
+    ("```python\ndef _convert(kind, s):\n    return int(s, 16)\n```", "missing"),
+    ("```python\nCONVERT = {}\n```", "missing"),
+    ("```python\n_CONVERT = {'int': lambda s: int(s)\n```", "syntax"),
+])
+def test_an_answer_without_the_assignment(answer, problem):
+    got = extract_function(answer, "_CONVERT", TABLE)
+    assert got.code is None and got.problem == problem
+    assert problem == "syntax" or "`_CONVERT`" in got.detail
+
+
+@pytest.mark.parametrize(("candidate", "ok"), [
+    ("_CONVERT = {}\n", True), ("_CONVERT: dict = {}\n", True), ("CONVERT = {}\n", False),
+    ("_CONVERT = OTHER = {}\n", False), ("_CONVERT = {}\nX = 1\n", False), ("def _CONVERT():\n    pass\n", False),
+])
+def test_the_signature_of_an_assignment_is_the_names_it_assigns(candidate, ok):
+    problem = signature_problem(candidate, TABLE, "_CONVERT")
+    assert (problem is None) == ok
+    assert ok or "_CONVERT" in problem
+
+
+def test_faithful_keeps_an_assignments_comments_and_quotes():
+    answer = '_CONVERT = {\n  "int": lambda s: int(s),\n  "hex": lambda s: int(s, 16),\n}\n'
+    merged = faithful(answer, TABLE)
+    # the comment and the untouched entry as they were; the changed entry as the model wrote it, re-indented
+    assert merged == TABLE.replace("'hex': lambda s: int(s, 10)", '"hex": lambda s: int(s, 16)')
+    assert changed_lines(TABLE, merged) == 1 and code_hash(merged) == code_hash(answer)
+    assert split_docstring(TABLE) == (TABLE, "")

@@ -112,3 +112,27 @@ def test_humanevalfix_canonical_fixes_among_the_one_edit_mutants(tasks):
         canonical = code_hash(function_source(t["prompt"] + t["canonical_solution"], t["entry_point"]))
         covered += canonical in {code_hash(m.source) for m in mutants(buggy, t["entry_point"])}
     assert covered >= 60, covered
+
+
+TABLE = '''_CONVERT = {
+    # base 10 and 16
+    "int": lambda s, base=10: int(s, base),
+    "hex": lambda s: int(s, 10) + 0,
+}
+'''
+
+
+def test_an_assignment_target_is_mutated_in_its_values_and_keeps_its_names():
+    found = {m.source: m for m in mutants(TABLE, "_CONVERT")}
+    assert applied(TABLE, "int(s, 10) + 0", "int(s, 16) + 0") not in found  # one edit is +-1, 0, 1 on a constant
+    assert applied(TABLE, "int(s, 10)", "int(s, 11)") in found
+    assert found[applied(TABLE, "int(s, 10) + 0", "int(s, 10) - 0")].operator == "arithmetic"
+    assert applied(TABLE, "int(s, base)", "int(base, s)") in found  # swapped arguments
+    assert applied(TABLE, "int(s, base)", "int(s, s)") in found  # another variable: the lambdas' parameters
+    for m in found.values():
+        assert m.operator != "delete" and m.source.startswith("_CONVERT = {\n    # base 10 and 16\n")
+        assert [n.id for n in ast.walk(ast.parse(m.source)) if isinstance(n, ast.Name)].count("_CONVERT") == 1
+        assert changed_lines(TABLE, m.source) == 1
+    assert [m.source for m in mutants("RATE = 3\n", "RATE")] == ["RATE = 4\n", "RATE = 2\n", "RATE = 0\n",
+                                                                  "RATE = 1\n"]
+    assert mutants("x.attr = 3\n", "attr") == []  # not a target: it stores into another object

@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.fix.spans import Span, broken_span, enclosing_span, function_spans, lines_of, replace_span
+from bot.fix.spans import Span, broken_span, code_spans, enclosing_span, function_spans, lines_of, replace_span
 
 MODULE = '''\
 import functools
@@ -188,3 +188,74 @@ def test_replacing_a_span_changes_only_its_lines(source, data):
     assert after[len(after) - tail:] == lines[span.end:]
     assert "".join(after[span.start - 1:len(after) - tail]).strip().endswith("return 42")
     assert [s.qualname.rsplit(".", 1)[-1] for s in function_spans(new)].count("replaced") == 1
+
+
+ASSIGNMENTS = '''\
+import re
+
+_RE = re.compile(r"\\d+")
+LIMIT: int = 3
+a, (b, *c) = 1, (2, 3)
+x = y = {
+    "k": lambda v: v + 1,
+}
+os.environ["X"] = "1"
+COUNT += 1
+total: int
+
+
+def f():
+    local = 1
+    return local
+
+
+class K:
+    \tDOC = """
+column 0
+"""
+    \trate = 0.5
+
+    \tdef m(self):
+    \t\treturn self.rate
+
+
+try:
+    FAST = True
+except ImportError:
+    FAST = False
+'''.replace("    \\t", "\\t")
+
+
+def test_code_spans_are_functions_and_top_level_assignments_in_source_order():
+    assert code_spans(ASSIGNMENTS) == [
+        Span("_RE", 3, 3, "assignment"),
+        Span("LIMIT", 4, 4, "assignment"),
+        Span("a, b, c", 5, 5, "assignment"),
+        Span("x, y", 6, 8, "assignment"),  # an item or attribute store, `+=`, a bare annotation: no names bound
+        Span("f", 14, 16),
+        Span("K.DOC", 20, 22, "assignment"),
+        Span("K.rate", 23, 23, "assignment"),
+        Span("K.m", 25, 26),
+        Span("FAST", 30, 30, "assignment"),
+        Span("FAST", 32, 32, "assignment"),
+    ]
+    assert [s for s in code_spans(MODULE) if s.kind == "function"] == function_spans(MODULE)
+    assert [s.qualname for s in code_spans(MODULE) if s.kind == "assignment"] == ["Outer.attr", "x"]
+
+
+@pytest.mark.parametrize("eol", ["\n", "\r\n"])
+def test_replacing_an_assignment_by_its_own_text_is_the_identity(eol):
+    source = ASSIGNMENTS.replace("\n", eol)
+    lines = lines_of(source)
+    for span in code_spans(source):
+        own = textwrap.dedent("".join(lines[span.start - 1:span.end]).replace("\r\n", "\n"))
+        assert replace_span(source, span, own) == source, span
+
+
+def test_replacing_a_class_attribute_keeps_every_other_byte():
+    [rate] = [s for s in code_spans(ASSIGNMENTS) if s.qualname == "K.rate"]
+    new = replace_span(ASSIGNMENTS, rate, "rate = 0.25\n")
+    assert new == ASSIGNMENTS.replace("\trate = 0.5", "\trate = 0.25")
+    [table] = [s for s in code_spans(ASSIGNMENTS) if s.qualname == "x, y"]
+    fixed = replace_span(ASSIGNMENTS, table, 'x = y = {\n    "k": lambda v: v - 1,\n}')
+    assert fixed == ASSIGNMENTS.replace("v + 1", "v - 1")
