@@ -48,14 +48,21 @@ def probe_source() -> str:
 
 @dataclass(frozen=True)
 class TestCommand:
-    """The user's pytest arguments (what follows `pytest`); fixbot adds its own flags and node ids."""
+    """The user's test command: pytest's arguments (what follows `pytest`; `kind` "pytest"), or the arguments of
+    `python -m unittest` (`kind` "unittest"), which `pytest_args` translates once the checkout's files are known
+    (unittest_cmd.py). fixbot always runs pytest, adding its own flags."""
 
     __test__ = False
 
     args: tuple[str, ...] = ()
+    kind: str = "pytest"  # or "unittest"
+    launcher: tuple[str, ...] = ("pytest",)  # the words before `args` as the user wrote them (shown by str)
 
     @classmethod
     def parse(cls, text: str | None) -> "TestCommand":
+        # unittest_cmd raises this module's BadTestCommand, so it is imported here, not at the top (a cycle)
+        from .unittest_cmd import UNITTEST_PREFIXES, parse_unittest
+
         if not text or not text.strip():
             return cls()
         try:
@@ -65,11 +72,24 @@ class TestCommand:
         for prefix in PYTEST_PREFIXES:
             if words[:len(prefix)] == prefix:
                 return cls(words[len(prefix):])
-        raise BadTestCommand(f"--test-cmd {text!r}: fixbot runs pytest; give a command that starts with `pytest` "
-                             "or `python -m pytest`, followed by its arguments")
+        for prefix in UNITTEST_PREFIXES:
+            if words[:len(prefix)] == prefix:
+                parse_unittest(words[len(prefix):], text)  # unittest's usage errors are refused before any run
+                return cls(words[len(prefix):], "unittest", prefix)
+        raise BadTestCommand(f"--test-cmd {text!r}: fixbot runs pytest; give a command that starts with `pytest`, "
+                             "`python -m pytest` or `python -m unittest`, followed by its arguments")
+
+    def pytest_args(self, files: Mapping[str, bytes], *, pythonpath: Sequence[str] = ()) -> tuple[str, ...]:
+        """The arguments to give pytest over the checkout's `files`: a pytest command's as they are; a unittest
+        command's names resolved to node ids and directories (UnknownTestName when one names nothing there)."""
+        if self.kind != "unittest":
+            return self.args
+        from .unittest_cmd import parse_unittest, pytest_args
+
+        return pytest_args(parse_unittest(self.args, str(self)), files, pythonpath=pythonpath)
 
     def __str__(self) -> str:
-        return shlex.join(("pytest", *self.args))
+        return shlex.join((*self.launcher, *self.args))
 
 
 def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: Sequence[str] = (),
@@ -87,7 +107,7 @@ def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: 
     env = {"PYTHONPATH": ":".join(paths), "FIXBOT_PROBE_OUT": PROBE_OUT, "FIXBOT_COVERAGE": "1" if coverage else "0"}
     if test_timeout:
         env["FIXBOT_TEST_TIMEOUT"] = repr(float(test_timeout))
-    argv = ["python3", "-m", "pytest", *command.args, *FIXBOT_FLAGS]
+    argv = ["python3", "-m", "pytest", *command.pytest_args(files, pythonpath=pythonpath), *FIXBOT_FLAGS]
     all_files: dict[str, str | bytes] = {path: data for path, data in files.items()
                                          if not path.startswith(PROBE_DIR + "/")}
     all_files[f"{PROBE_DIR}/fixbot_probe.py"] = probe_source()
