@@ -2,6 +2,7 @@
 against what unittest itself runs (on the host: our own test project) and in the real sandbox."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import subprocess
@@ -16,6 +17,9 @@ from bot.fix.environment import prepare_environment
 from bot.fix.testrun import BadTestCommand, TestCommand, run_tests
 from bot.fix.unittest_cmd import ONLY_TESTCASES, UnknownTestName
 from sandbox import open_sandbox
+
+from .conftest import run_fixbot
+from .test_fix_cli import one_line_error, script
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -182,3 +186,27 @@ def test_unittest_project_in_the_sandbox(tmp_path, docker_client, sandbox_image)
     assert (failure.test_id, failure.file, failure.line) == (add, "tests/test_calc.py", 17)
     assert (failure.actual, failure.expected, failure.error_type) == ("-1", "3", "AssertionError")
     assert (again.failed, again.passed) == ({add}, set())  # fixbot's own selection within the command
+
+
+def test_fixbot_fix_with_a_unittest_command_and_a_unittest_ci_log(tmp_path):
+    # the whole way: the user's unittest command, the CI log unittest wrote, the repair (the mutation search
+    # finds this one-edit bug; the scripted model is never needed), the report
+    project = write(tmp_path / "calc", PROJECT)
+    proc = subprocess.run([sys.executable, "-m", "unittest", "discover", "-s", "tests", "-t", "."], cwd=project,
+                          capture_output=True, text=True, timeout=120)
+    assert "FAIL: test_add (tests.test_calc.TestCalc" in proc.stderr
+    log = tmp_path / "ci.log"
+    log.write_text("".join(f"2026-11-25T10:00:00.1234567Z {line}\n" for line in proc.stderr.splitlines()))
+    command = "python -m unittest discover -s tests -t ."
+    out = tmp_path / "out"
+    proc = run_fixbot("fix", str(project), "--test-cmd", command, "--from-log", str(log), "--model",
+                      script(tmp_path, "no code here"), "--out", str(out), "--apply")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "the CI log names 1 failing test" in proc.stdout
+    report = json.loads((out / "report.json").read_text())
+    assert report["test_command"] == command
+    assert [f["test_id"] for f in report["failures"]] == ["tests/test_calc.py::TestCalc::test_add"]
+    assert "return a + b" in (project / "pkg" / "calc.py").read_text()
+    proc = run_fixbot("fix", str(project), "--test-cmd", "python -m unittest tests.test_calc.TestNope",
+                      "--out", str(tmp_path / "out2"))
+    assert proc.returncode == 2 and "'tests.test_calc.TestNope'" in one_line_error(proc)
