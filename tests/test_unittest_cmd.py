@@ -181,7 +181,8 @@ def test_unittest_project_in_the_sandbox(tmp_path, docker_client, sandbox_image)
     add = "tests/test_calc.py::TestCalc::test_add"
     assert (runs[one].failed, runs[one].passed) == ({add}, set())
     assert runs[discover].failed == {add}
-    assert runs[discover].passed == {"tests/test_calc.py::TestCalc::test_sub", "tests/sub/test_deep.py::TestDeep::test_deep"}
+    assert runs[discover].passed == {"tests/test_calc.py::TestCalc::test_sub",
+                                     "tests/sub/test_deep.py::TestDeep::test_deep"}
     [failure] = runs[discover].failures
     assert (failure.test_id, failure.file, failure.line) == (add, "tests/test_calc.py", 17)
     assert (failure.actual, failure.expected, failure.error_type) == ("-1", "3", "AssertionError")
