@@ -51,7 +51,7 @@ def _log_failures(gh: GitHubRepo, run_id: int, io: RunnerIO) -> tuple[Failure, .
         try:
             found = parse_ci_log(gh.job_log(job.id))
         except ParseError:
-            io.say(f"  job {job.name!r}: no pytest failures in its log")
+            io.say(f"  job {job.name!r}: no pytest or unittest failures in its log")
             continue
         io.say(f"  job {job.name!r}: {len(found)} failing test(s)")
         failures += found

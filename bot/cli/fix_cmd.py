@@ -116,9 +116,12 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "report.json and report.md. Exit status: 0 fixed, 1 not fixed, 2 bad input, 3 nothing to fix "
                     "(all green, or flaky).")
     parser.add_argument("path", metavar="PATH", help="the repository's top directory")
-    parser.add_argument("--test-cmd", metavar="CMD", help='the pytest or unittest command (default "pytest"), e.g. "pytest -x tests/unit", "python -m unittest"')
-    parser.add_argument("--from-log", metavar="FILE", help="a raw CI log (GitHub Actions or plain pytest output): "
-                                                          "fix the failures it names, once they reproduce here")
+    parser.add_argument("--test-cmd", metavar="CMD",
+                        help='the pytest or unittest command (default "pytest"), e.g. "pytest -x tests/unit", '
+                             '"python -m unittest discover -s tests", "python -m unittest pkg.tests.test_x"')
+    parser.add_argument("--from-log", metavar="FILE",
+                        help="a raw CI log (GitHub Actions, or plain pytest or unittest output): fix the failures "
+                             "it names, once they reproduce here")
     add_model_args(parser)
     parser.add_argument("--iterations", type=int, default=8, metavar="K", help="model calls per target (default 8)")
     parser.add_argument("--max-targets", type=int, default=4, metavar="N",

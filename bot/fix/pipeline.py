@@ -135,7 +135,7 @@ def _still_failing(run: TestRun, failing: frozenset[str], flaky: tuple[str, ...]
 
 def _test_roots(command: TestCommand, files: Mapping[str, bytes]) -> tuple[str, ...]:
     """The files and folders the test command names: what they hold is test code, never a target."""
-    words = [w.partition("::")[0].rstrip("/") for w in command.args if not w.startswith("-")]
+    words = [w.partition("::")[0].rstrip("/") for w in command.pytest_args(files) if not w.startswith("-")]
     return tuple(w for w in words if w in files or any(p.startswith(w + "/") for p in files))
 
 

@@ -65,9 +65,11 @@ def suite_run(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, pur
     return run
 
 
-def same_test(a: str, b: str) -> bool:
-    """A CI log's ids may be relative to another rootdir (`pkg/tests/t.py::x` against `tests/t.py::x`)."""
-    return a == b or a.endswith("/" + b) or b.endswith("/" + a)
+def same_test(logged: str, here: str) -> bool:
+    """A CI log's ids may be relative to another rootdir (`pkg/tests/t.py::x` against `tests/t.py::x`), and may
+    name a class whose setUpClass failed (`t.py::TestX`) where the sandbox reports its tests (`t.py::TestX::y`)."""
+    a, b = logged, here
+    return a == b or a.endswith("/" + b) or b.endswith("/" + a) or b.startswith(a + "::")
 
 
 @dataclass(frozen=True)
