@@ -101,7 +101,7 @@ def run_fixbot(bug: Bug, repo: Path, out: Path, log: Path, args: Namespace) -> d
            "--wall", f"{args.wall:g}", "--model", args.model, *args.extra]
     start = time.monotonic()
     overran = False
-    with log.open("ab") as sink:
+    with log.open("wb") as sink:  # a --force re-run starts its log afresh
         sink.write(f"$ {shlex.join(cmd)}\n".encode())
         sink.flush()
         # its own session: a Ctrl-C reaches the bench, which stops fixbot once and waits for its report

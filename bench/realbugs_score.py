@@ -19,7 +19,8 @@ from bot.fix.types import Checkout, TestRun
 from realbugs_corpus import Bug, Bundles
 from sandbox import open_sandbox
 
-TESTS_TIMEOUT_S = 600.0  # a whole file of tests, once per version; a patch that makes one hang fails here
+TESTS_TIMEOUT_S = 600.0  # a whole file of tests, once per version
+TEST_TIMEOUT_S = 60.0  # one test: a patch that makes a test hang fails that test, not the scoring
 
 
 @dataclass(frozen=True)
@@ -180,8 +181,9 @@ def _score(bug: Bug, bundles: Bundles, patch: str, exit_code: int, dirs: dict[st
     env = prepare_environment(at_bug, base_image=base_image, client=client, log=lambda _m: None)
     start = time.monotonic()
     with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
+        # not strict: a version whose tests cannot be collected has failed runs, like any other failure
         runs = run_many(sandbox, variants, TestCommand.parse(bug.test_cmd), pythonpath=env.pythonpath,
-                        timeout=timeout)
+                        timeout=timeout, test_timeout=TEST_TIMEOUT_S, strict=False)
     tests_s = time.monotonic() - start
     patched = runs[2] if len(runs) > 2 else None
     verdict = judge(bug, exit_code, runs[0], runs[1], patched, applies)
