@@ -12,6 +12,7 @@ NOT_COLLECTED = "NotCollected"  # a selected test id that the run did not collec
 FUNCTION_REPR = re.compile(r"<function (\w+) at 0x[0-9a-f]+>")
 FRAME = re.compile(r"^\S+\.py:\d+: in \S+")
 NOISE = re.compile(r"^(_ )+_$|^-+ generated xml file: .* -+$")  # long-traceback separators, the JUnit note
+HEADER = re.compile(r"^(=+ test session starts =+|platform |rootdir: |plugins: |cachedir: |collected |collecting )")
 FATAL = re.compile(r"^Fatal Python error: .+$", re.M)  # faulthandler, on a crash of the interpreter
 DUMP_FRAME = re.compile(r'^\s+File "(?P<path>[^"]+)", line (?P<line>\d+) in (?P<function>\S+)$')
 ROOTDIR = re.compile(r"^rootdir: (?P<root>[^,\s]+)", re.M)
@@ -48,7 +49,7 @@ def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | 
     report = _crash_report(output) or _report(output)
     if report or missing:
         return "\n".join(missing + ([report] if report else []))
-    tail = [line for line in output.strip().splitlines() if line.strip()][-MAX_LINES:]
+    tail = [line for line in output.strip().splitlines() if line.strip() and not HEADER.match(line)][-MAX_LINES:]
     return "\n".join(_clip(line) for line in tail) or "The tests failed without output."
 
 

@@ -215,16 +215,18 @@ def test_usage_errors_raise_only_when_strict(docker_sandbox):
 
 
 def test_crashes_and_a_job_timeout_are_failed_runs(docker_sandbox):
-    """An interpreter that dies (os._exit, a segfault) or a job that outlives its timeout: the selected tests
-    failed, the output stays for the feedback."""
+    """An interpreter that dies (os._exit, a segfault, the memory limit) or a job that outlives its timeout: the
+    selected tests failed, the output stays for the feedback."""
     ids = ["tests/test_kth.py::test_kth[input_data0-1]", "tests/test_kth.py::test_kth[input_data1-5]"]
     variants = [{**kth_repo(), "kth.py": body.encode()} for body in (
         "import os\n\n\ndef kth(arr, k):\n    os._exit(3)\n",
         "import ctypes\n\n\ndef kth(arr, k):\n    return ctypes.string_at(0)\n",
-        "def kth(arr, k):\n    while True:\n        pass\n")]
-    exited, segfault, hung = run_many(docker_sandbox, variants, TestCommand(), select=ids, timeout=8)
-    for run in (exited, segfault, hung):
+        "def kth(arr, k):\n    while True:\n        pass\n",
+        "def kth(arr, k):\n    while True:\n        arr = arr + arr\n")]
+    exited, segfault, hung, oom = run_many(docker_sandbox, variants, TestCommand(), select=ids, timeout=8)
+    for run in (exited, segfault, hung, oom):
         assert run.failed >= set(ids) and not run.passed, run.output
+    assert "ran out of memory" in pytest_feedback(oom.output, failures=oom.failures)
     assert exited.exit_code == 3 and segfault.exit_code != 0 and "Segmentation fault" in segfault.output
     assert hung.timed_out and "timed out" in pytest_feedback(hung.output, timed_out=True, failures=hung.failures)
 
@@ -237,3 +239,20 @@ def test_the_job_carries_the_limit_and_the_selection_not_the_ids():
     assert json.loads(job.files[SELECT]) == ["a::t", "b::t"]
     assert list(job.command[3:6]) == ["tests", "-x", "-p"] and not any("::" in word for word in job.command)
     assert "FIXBOT_TEST_TIMEOUT" not in pytest_job(kth_repo(), TestCommand()).env
+
+
+def test_a_loop_at_import_fails_its_module_only(docker_sandbox):
+    """A candidate whose module-level code loops (a table built by a loop that never ends): the module's import
+    has its own, longer limit; the module is a failed, timed-out collection, the other modules' tests pass."""
+    table = "TABLE = []\ni = 0\nwhile i < 3:\n    TABLE = TABLE[:2] + [i]\n"  # i never grows (nor the memory)
+    files = encode({"table.py": "TABLE = [0, 1, 2]\n", "tests/test_table.py": "from table import TABLE\n\n\n"
+                    "def test_table():\n    assert TABLE == [0, 1, 2]\n", "tests/test_other.py": "def test_other():\n"
+                    "    pass\n"})
+    ids = ["tests/test_table.py::test_table", "tests/test_other.py::test_other"]
+    good, looping = run_many(docker_sandbox, [files, {**files, "table.py": table.encode()}], TestCommand(),
+                             select=ids, test_timeout=1, timeout=120)
+    assert good.passed == set(ids) and not good.failed
+    assert looping.passed == {ids[1]} and looping.failed == {"tests/test_table.py", ids[0]}, looping.output
+    assert looping.timeouts == {"tests/test_table.py"} and looping.duration_s < 60
+    feedback = pytest_feedback(looping.output, failures=looping.failures)
+    assert "importing the module timed out" in feedback and "table.py:3 in <module>: while i < 3:" in feedback

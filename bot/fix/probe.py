@@ -63,7 +63,6 @@ def pytest_configure(config):
         _state["limit"] = limit
         # a copy of the real stderr: while a test runs, pytest's capture owns fd 2
         _state["stderr"] = os.dup(2)
-        _state["old_handler"] = signal.signal(signal.SIGALRM, _on_alarm)
         stop = threading.Event()
         thread = threading.Thread(target=_watch, args=(stop,), name="fixbot-watchdog", daemon=True)
         thread.start()
@@ -91,12 +90,8 @@ def _read_selection(config):
     with open(name, encoding="utf-8") as f:
         selected = [str(i) for i in json.load(f)]
     _state["select"] = set(selected)
-    paths = []
-    for nodeid in selected:
-        path = os.path.normpath(os.path.join(_state["rootdir"], nodeid.split("::", 1)[0]))
-        if os.path.exists(path) and path not in paths:
-            paths.append(path)
-    config.args[:] = paths
+    paths = dict.fromkeys(os.path.normpath(os.path.join(_state["rootdir"], i.split("::", 1)[0])) for i in selected)
+    config.args[:] = [path for path in paths if os.path.exists(path)]
 
 
 # --- the per-test timer -------------------------------------------------------------------------------------
@@ -105,13 +100,16 @@ def _arm(nodeid, limit):
     if not _state["limit"] or _state["running"] is not None:
         return False
     _state["running"] = (nodeid, time.monotonic(), limit)
+    # installed at each arming: another plugin (pytest-timeout's signal method) may have taken SIGALRM meanwhile
+    _state["old_handler"] = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, limit)
     return True
 
 
 def _disarm():
-    if _state["limit"]:
+    if _state["running"] is not None:
         signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, _state["old_handler"] or signal.SIG_DFL)
     _state["running"] = None
 
 
@@ -123,7 +121,8 @@ def _on_alarm(signum, frame):
     nodeid, _, limit = running
     _state["fired"].add(nodeid)
     _stacks[nodeid] = _project_stack(frame)
-    raise TestTimeout("fixbot: the test timed out after %g s (the traceback shows where it was running)" % limit)
+    what = "the test" if "::" in nodeid else "importing the module"
+    raise TestTimeout("fixbot: %s timed out after %g s (the traceback shows where it was running)" % (what, limit))
 
 
 def _project_stack(frame):
@@ -193,7 +192,7 @@ def _give_up(nodeid, started, limit):
     threading.Timer(10.0, os._exit, (1,)).start()  # whatever below hangs, the process ends
     _write(with_coverage=False)
     err = _state["stderr"]
-    os.write(err, ("\nfixbot: %s did not stop %g s after its time limit of %g s (it ignores the timeout "
+    os.write(err, ("\nfixbot: %s did not stop %.1f s after its time limit of %g s (it ignores the timeout "
                    "exception or runs in C code); the run ends here. Stacks:\n"
                    % (nodeid, time.monotonic() - started - limit, limit)).encode())
     faulthandler.dump_traceback(file=err, all_threads=True)
@@ -303,5 +302,4 @@ def pytest_unconfigure(config):
     if _state["watchdog"] is not None:
         _state["watchdog"].set()
         _disarm()
-        signal.signal(signal.SIGALRM, _state["old_handler"] or signal.SIG_DFL)
     _write(with_coverage=True)

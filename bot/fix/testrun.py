@@ -136,6 +136,8 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
     (raised); without, whatever pytest did (a usage error, a crash, a module that fails to import, the job's
     timeout) is a run whose selected tests failed, with its output kept for the feedback."""
     output = (result.stdout + ("\n" + result.stderr if result.stderr.strip() else "")).strip()
+    if result.oom_killed:  # the kill leaves no trace in pytest's own output; the feedback's tail shows this
+        output += "\nfixbot: the sandbox killed the tests: they ran out of memory (a loop that keeps growing a list?)"
     if strict:
         _refuse(result, output)
     try:
@@ -204,9 +206,12 @@ def _timeout_failure(test_id: str, stack: list | None, found: Failure | None, li
         or (found.traceback if found else ())
     test_file = test_id.partition("::")[0]
     anchor = next((f for f in reversed(frames) if f.path == test_file), frames[-1] if frames else None)
+    if "::" not in test_id:  # a module whose import (its module-level code) did not end
+        message = "importing the module timed out"
+    else:
+        message = f"the test timed out after {limit:g} s" if limit else "the test timed out"
     return Failure(test_id, anchor.path if anchor else test_file, anchor.line if anchor else None,
-                   anchor.code if anchor else None, None, None, TIMEOUT_ERROR,
-                   f"the test timed out after {limit:g} s" if limit else "the test timed out", frames)
+                   anchor.code if anchor else None, None, None, TIMEOUT_ERROR, message, frames)
 
 
 def _last_lines(text: str, n: int = 8) -> str:
