@@ -256,3 +256,16 @@ def test_a_loop_at_import_fails_its_module_only(docker_sandbox):
     assert looping.timeouts == {"tests/test_table.py"} and looping.duration_s < 60
     feedback = pytest_feedback(looping.output, failures=looping.failures)
     assert "importing the module timed out" in feedback and "table.py:3 in <module>: while i < 3:" in feedback
+
+
+def test_a_hanging_unittest_testcase_fails_alone(docker_sandbox):
+    """unittest's TestCase.run catches everything (a bare except) and records it as the test's error: the time
+    limit still fails that test alone, with the loop's line."""
+    tests = ("import unittest\n\nfrom search import find\n\n\nclass TestFind(unittest.TestCase):\n"
+             "    def test_hangs(self):\n        self.assertEqual(find([1, 2, 3], 3), 2)\n\n"
+             "    def test_empty(self):\n        self.assertEqual(find([], 1), 0)\n")
+    files = encode({"search.py": SEARCH, "test/test_search.py": tests})
+    run = run_tests(docker_sandbox, files, TestCommand(("test/test_search.py",)), test_timeout=2, timeout=120)
+    assert run.failed == run.timeouts == {"test/test_search.py::TestFind::test_hangs"}, run.output
+    assert run.passed == {"test/test_search.py::TestFind::test_empty"}
+    assert f"search.py:{LOOP_LINE} in find: while lo < hi:" in pytest_feedback(run.output, failures=run.failures)

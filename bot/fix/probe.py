@@ -132,7 +132,8 @@ def _project_stack(frame):
     frames = []
     for entry in traceback.extract_stack(frame):
         path = os.path.abspath(entry.filename)
-        if entry.filename.startswith("<") or not path.startswith(root) or path.startswith(here + os.sep) or "-packages" + os.sep in path:
+        outside = not path.startswith(root) or path.startswith(here + os.sep) or "-packages" + os.sep in path
+        if entry.filename.startswith("<") or outside:
             continue
         frames.append([os.path.relpath(path, _state["rootdir"]).replace(os.sep, "/"), entry.lineno, entry.name,
                        (entry.line or "").strip()])
