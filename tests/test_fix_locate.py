@@ -14,7 +14,9 @@ from pathlib import Path
 import pytest
 
 from bot.failures import parse_junit, parse_pytest_output
+from bot.fix.briefing import agent_target, blamed_tests
 from bot.fix.locate import folders_of_tests, is_project_file, locate
+from bot.fix.spans import Span, replace_span
 from bot.fix.types import Checkout, TestRun
 
 PLUGIN = '''
@@ -461,6 +463,22 @@ def test_class_attributes_are_targets(tmp_path):
     [target] = locate(checkout, dataclasses.replace(run, coverage=None), sides)
     assert (where([target]), target.kind, target.start) == (["geo/units.py::Length.SIDES"], "assignment", 7)
     assert target.reasons == ("called by tests/test_units.py::test_sides",)
+
+
+def test_an_assignment_target_as_the_agent_sees_it(tmp_path):
+    checkout, run = run_repo(tmp_path, UNITS)
+    target = locate(checkout, run, [f for f in run.failures if f.test_id.endswith("test_cm")])[0]
+    seen = agent_target(checkout.files, target)
+    assert seen.name == "FACTORS" and seen.source.startswith("FACTORS = {\n    \"km\"")
+    assert "class Length:" in seen.context.splitlines()
+    relative = {os.path.relpath(p, checkout.root): lines for p, lines in run.coverage.items()}  # as the probe's
+    assert blamed_tests(target, dataclasses.replace(run, coverage=relative), run.failed) == {
+        "tests/test_units.py::test_cm"}  # its lambda ran there, test_sides never did
+    span = Span(target.qualname, target.start, target.end, target.kind)
+    text = checkout.text(target.path)
+    assert replace_span(text, span, seen.source) == text
+    fixed = replace_span(text, span, seen.source.replace("v * 100", "v / 100"))
+    assert fixed == text.replace("v * 100", "v / 100")
 
 
 def test_a_module_constant_named_in_the_assertion(tmp_path):

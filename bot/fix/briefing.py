@@ -11,7 +11,7 @@ from bot.agent import Target
 from bot.agent.code import changed_lines
 from bot.failures import Failure
 
-from .spans import function_spans
+from .spans import function_spans, names_of
 from .types import CodeTarget, TestRun
 
 MAX_TESTS_SHOWN = 3
@@ -32,7 +32,7 @@ def _context(module: str, target: CodeTarget) -> str:
     names right."""
     lines = module.splitlines()
     keep = [line for line in lines if IMPORT_LINE.match(line)]
-    qualname = target.qualname.split(", ")[0]  # an assignment of several names: all in one class
+    qualname = names_of(target.qualname, target.kind)[0]  # an assignment of several names: all in one class
     if "." in qualname:
         cls = qualname.split(".")[-2]
         keep += [line.strip() for line in lines if re.match(rf"^\s*class\s+{re.escape(cls)}\b", line)][:1]
@@ -42,8 +42,7 @@ def _context(module: str, target: CodeTarget) -> str:
 def agent_target(files: Mapping[str, bytes], target: CodeTarget) -> Target:
     """The agent's view: a method by its own name; an assignment by the name(s) it assigns (`Cls.a, Cls.b` →
     `a, b`)."""
-    name = ", ".join(q.rsplit(".", 1)[-1] for q in target.qualname.split(", ")) if target.kind == "assignment" \
-        else target.qualname.split(".")[-1]
+    name = ", ".join(q.rsplit(".", 1)[-1] for q in names_of(target.qualname, target.kind))
     return Target(name=name, source=target_source(files, target), context=_context(_text(files, target.path), target))
 
 

@@ -71,9 +71,10 @@ def folders_of_tests(files: Iterable[str], roots: Sequence[str]) -> tuple[str, .
     """The roots as checkout paths, and the folder of each root that is a file when that folder's name says test
     (`python_testcases/`): its other modules are the tests' helpers. A folder that does not say so may be the
     project's own package with its tests beside the modules."""
-    files = set(files)
+    known = set(files)
     out = [clean_root(r) for r in roots]
-    out += [posixpath.dirname(r) for r in out if r in files and "test" in posixpath.basename(posixpath.dirname(r)).lower()]
+    folders = [posixpath.dirname(r) for r in out if r in known]
+    out += [f for f in folders if "test" in posixpath.basename(f).lower()]
     return tuple(dict.fromkeys(r for r in out if r))
 
 
@@ -265,9 +266,8 @@ def _defines(span: Span, kind: str, name: str) -> bool:
     if span.kind == "function":
         return (kind == "attr" and span.qualname.rsplit(".", 1)[-1] == name) or \
             (kind == "name" and span.qualname in (name, f"{name}.__init__"))
-    qualnames = span.qualname.split(", ")
-    return (kind == "attr" and any(q.rsplit(".", 1)[-1] == name for q in qualnames)) or \
-        (kind in ("name", "ref") and name in qualnames)
+    return (kind == "attr" and any(q.rsplit(".", 1)[-1] == name for q in span.names)) or \
+        (kind in ("name", "ref") and name in span.names)
 
 
 def _resolve(files: _Files, names: set[tuple[str, str]], imported: set[str]) -> list[tuple[str, Span]]:

@@ -19,6 +19,7 @@ _EOL = re.compile(r"\r\n|\r|\n")
 _HEADER = re.compile(r"(?P<kind>(?:async[ \t]+)?def|class)[ \t]+(?P<name>\w+)")
 _AFTER = re.compile(r"after .* on line (\d+)")  # "expected an indented block after 'if' statement on line 3"
 _Def = ast.FunctionDef | ast.AsyncFunctionDef
+_SEPARATOR = ", "  # between the names of an assignment's qualname: `a, b`, `Cls.a, Cls.b`
 
 
 SpanKind = Literal["function", "assignment"]
@@ -33,6 +34,15 @@ class Span:
     start: int
     end: int
     kind: SpanKind = "function"
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return names_of(self.qualname, self.kind)
+
+
+def names_of(qualname: str, kind: SpanKind) -> tuple[str, ...]:
+    """The qualified names a span defines: a function its own, an assignment each name it assigns."""
+    return tuple(qualname.split(_SEPARATOR)) if kind == "assignment" else (qualname,)
 
 
 def lines_of(source: str) -> list[str]:
@@ -73,7 +83,7 @@ def code_spans(source: str) -> list[Span]:
             elif isinstance(child, (ast.Assign, ast.AnnAssign)):
                 names = assigned_names(child)
                 if names:
-                    qualname = ", ".join(prefix + n for n in names)
+                    qualname = _SEPARATOR.join(prefix + n for n in names)
                     spans.append(Span(qualname, child.lineno, child.end_lineno or child.lineno, "assignment"))
             elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
                 visit(child, prefix)
