@@ -489,6 +489,10 @@ def test_a_module_constant_named_in_the_assertion(tmp_path):
     [target] = locate(checkout, run, run.failures)
     assert (target.path, target.qualname, target.kind, target.start, target.end) == (
         "pkg/limits.py", "MAX_ITEMS", "assignment", 1, 1)
+    # a name the test binds itself is not the project's constant
+    own = files["tests/test_limits.py"].replace("from pkg.limits import MAX_ITEMS", "MAX_ITEMS = 9")
+    checkout, run = run_repo(tmp_path / "own", {**files, "tests/test_limits.py": own})
+    assert locate(checkout, run, run.failures) == []
 
 
 WALK = {

@@ -272,11 +272,11 @@ def _defines(span: Span, kind: str, name: str) -> bool:
 
 def _resolve(files: _Files, names: set[tuple[str, str]], imported: set[str]) -> list[tuple[str, Span]]:
     """Definitions matching the names (`_defines`). Where several share a name, those in modules the test
-    imports win."""
+    imports win; a bare name read (not called) counts only there: a test reads many names of its own."""
     out: list[tuple[str, Span]] = []
     for kind, name in sorted(names):
         matches = [(path, span) for path in files.project for span, _ in files.spans(path)
-                   if _defines(span, kind, name)]
+                   if _defines(span, kind, name) and (kind != "ref" or path in imported)]
         preferred = [m for m in matches if m[0] in imported]
         out.extend(preferred if len(matches) > 1 and preferred else matches)
     return out
