@@ -81,7 +81,8 @@ class RepoHarness:
 
     def _outcome(self, run: TestRun) -> TestOutcome:
         timed_out = run.timed_out or bool(run.timeouts & (self.test_ids | self.guards))
-        feedback = pytest_feedback(run.output, timed_out=run.timed_out, timeout_s=self.test_timeout_s)
+        feedback = pytest_feedback(run.output, timed_out=run.timed_out, timeout_s=self.test_timeout_s,
+                                   failures=run.failures)
         if not tests_pass(run, self.test_ids):
             return TestOutcome(False, feedback, timed_out, run.duration_s)
         broken = broken_guards(run, self.guards)
