@@ -107,10 +107,10 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
 
 def guards_for(before: TestRun, path: str, start: int, end: int, failing_files: set[str]) -> frozenset[str]:
     """The tests that passed before and ran lines start..end of `path` (per-test coverage); when no test ran
-    them (module-level code runs at import, outside any test), the passing tests of the failing tests' files."""
+    them at all (module-level code runs at import, outside any test), the passing tests of the failing tests'
+    files."""
     lines = (before.coverage or {}).get(path, {})
     ran = frozenset(t for line, ids in lines.items() if start <= line <= end for t in ids)
-    guards = ran & before.passed
-    if guards:
-        return guards
+    if ran:
+        return ran & before.passed
     return frozenset(t for t in before.passed if t.partition("::")[0] in failing_files)
