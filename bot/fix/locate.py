@@ -12,6 +12,10 @@ Four signals, each a term of the score `100·broken + 10·frame + ochiai + 0.01�
 - ochiai (0..1): spectrum from per-test coverage; reaches a buggy helper that no frame names. An assignment
   scores as its best lambda, each lambda of a table being a small function of its own (the rest of the statement
   runs at import, outside any test).
+- read (0..1): an assignment that a suspect function (one with a frame or a spectrum score) reads, as strong as
+  its strongest reader: a module constant by its name in the same module, a class attribute as `self.a` or
+  `cls.a` in a method of its class or, when the failing test names its class, in any method (an extractor's
+  `_VALID_URL` read by the base class's `suitable`). It ranks such a table just after the code that reads it.
 - named (0..1): the share of failures whose failing assertion (1) or, failing that, test body (0.5) calls the
   function or names the constant; it matters when an assertion fails in the test itself and there is no
   coverage.
@@ -55,14 +59,18 @@ class _Evidence:
     broken: bool = False
     frame: float = 0.0
     ochiai: float = 0.0
+    read: float = 0.0
     named: float = 0.0
     reasons: list[str] = field(default_factory=list)
 
     def key(self) -> tuple:
-        return (-self.broken, -self.frame, -self.ochiai, -self.named, self.path, self.span.start)
+        return (-self.broken, -self.frame, -self.ochiai, -self.read, -self.named, self.path, self.span.start)
+
+    def suspect(self) -> bool:
+        return bool(self.broken or self.frame or self.ochiai or self.read or self.named)
 
     def target(self) -> CodeTarget:
-        score = 100.0 * self.broken + 10.0 * self.frame + self.ochiai + 0.01 * self.named
+        score = 100.0 * self.broken + 10.0 * self.frame + self.ochiai + 0.1 * self.read + 0.01 * self.named
         return CodeTarget(self.path, self.span.qualname, self.span.start, self.span.end, round(score, 4),
                           tuple(self.reasons), self.broken, self.span.kind)
 
@@ -88,6 +96,7 @@ class _Files:
         self.text = cache(self._text)
         self.tree = cache(self._tree)
         self.spans = cache(self._spans)
+        self.reads = cache(self._reads)
         self.relative = cache(self._relative)
 
     def _text(self, path: str) -> str | None:
@@ -119,6 +128,19 @@ class _Files:
         return [(s, [range(body.get(s.start, s.start), s.end + 1)] if s.kind == "function"
                  else [r for r in lambdas if s.start <= r.start and r.stop - 1 <= s.end])
                 for s in code_spans(self.text(path) or "")]
+
+    def _reads(self, path: str, span: Span) -> tuple[frozenset[str], frozenset[str]]:
+        """What a function reads: names, and attributes of `self`/`cls`."""
+        tree = self.tree(path)
+        node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == span.start), None) if tree else None
+        if node is None:
+            return frozenset(), frozenset()
+        walked = list(ast.walk(node))
+        names = {n.id for n in walked if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
+        attrs = {n.attr for n in walked if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
+                 and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls")}
+        return frozenset(names), frozenset(attrs)
 
     def enclosing(self, path: str, line: int) -> Span | None:
         return next((s for s, _ in self.spans(path) if s.start <= line <= s.end), None)
@@ -183,7 +205,13 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
         ev = evidence(path, span)
         ev.ochiai = score
         ev.reasons.append(f"ochiai {score:.2f} ({ef} failing, {ep} passing tests ran it)")
-    ranked = sorted((e for e in found.values() if e.broken or e.frame or e.ochiai or e.named), key=_Evidence.key)
+    classes = {name for f in failures if not _is_syntax(f) for part in _test_reads(files, f)[:2] for _, name in part}
+    for path, span, strength, reader in _read_by(files, list(found.values()), classes):
+        ev = evidence(path, span)
+        if strength > ev.read:
+            ev.read = strength
+            ev.reasons.append(f"read by {reader}")
+    ranked = sorted((e for e in found.values() if e.suspect()), key=_Evidence.key)
     return [e.target() for e in ranked[:limit]]
 
 
@@ -202,10 +230,34 @@ def _frames(files: _Files, failure: Failure) -> list[tuple[str, Span]]:
     return out
 
 
-def _named(files: _Files, failure: Failure) -> list[tuple[str, Span, float]]:
-    """Project functions called where the test failed (weight 1): the statement at each frame in test code
-    (the test, then any helper of its that asserted), else the assertion pytest printed; then functions the
-    rest of the test called before that point (0.5)."""
+def _read_by(files: _Files, suspects: list[_Evidence], classes: set[str]) -> list[tuple[str, Span, float, str]]:
+    """(path, assignment, strength, reader) for the assignments the suspect functions read (see `read` above);
+    `classes`: the names the failing tests' code reads. An attribute of a class the test names shadows the
+    reader's own class's attribute of that name (`cls._VALID_URL` is the subclass's)."""
+    out = []
+    readers = [ev for ev in suspects if ev.span.kind == "function" and (ev.frame or ev.ochiai)]
+    defining = re.compile(r"^[ \t]*class[ \t]+(?:" + "|".join(map(re.escape, sorted(classes))) + r")\b", re.M)
+    with_class = [p for p in files.project if classes and readers and defining.search(files.text(p) or "")]
+    for ev in readers:
+        names, attrs = files.reads(ev.path, ev.span)
+        owner = ev.span.qualname.rpartition(".")[0]
+        places = [ev.path] + ([p for p in with_class if p != ev.path] if attrs else [])
+        assigned = [(path, span, [q.rpartition(".") for q in span.names]) for path in places
+                    for span, _ in files.spans(path) if span.kind == "assignment"]
+        named = [(path, span) for path, span, parts in assigned
+                 if any(cls.rpartition(".")[2] in classes and attr in attrs for cls, _, attr in parts)]
+        shadowed = {attr for path, span, parts in assigned if (path, span) in named for _, _, attr in parts}
+        own = [(path, span) for path, span, parts in assigned if path == ev.path and any(
+            (not cls and attr in names) or (cls and cls == owner and attr in attrs - shadowed)
+            for cls, _, attr in parts)]
+        out += [(path, span, (10 * ev.frame + ev.ochiai) / 11, ev.span.qualname)
+                for path, span in dict.fromkeys(named + own)]
+    return out
+
+
+def _test_reads(files: _Files, failure: Failure) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:
+    """What the test's code reads where it failed (the statement at each frame in test code: the test, then any
+    helper of its that asserted), what it read before that point, and the project files it imports."""
     sites = [(f.path, f.line) for f in failure.traceback] or [(failure.file or "", failure.line or 0)]
     direct: set[tuple[str, str]] = set()
     before: set[tuple[str, str]] = set()
@@ -218,6 +270,13 @@ def _named(files: _Files, failure: Failure) -> list[tuple[str, Span, float]]:
             direct |= _names([stmt]) if stmt else set()
             before |= _names(rest)
             imported |= _imported(files, path, tree)
+    return direct, before, imported
+
+
+def _named(files: _Files, failure: Failure) -> list[tuple[str, Span, float]]:
+    """Project code called or read where the test failed (weight 1), else in the assertion pytest printed; then
+    what the rest of the test called before that point (0.5)."""
+    direct, before, imported = _test_reads(files, failure)
     if not direct:  # no test source to read: the assertion text, as code or, if cut short, by pattern
         direct = _names_in_text(failure.assertion or "")
     out: dict[tuple[str, str], tuple[str, Span, float]] = {}
