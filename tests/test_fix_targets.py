@@ -1,0 +1,126 @@
+"""The pipeline on targets beyond one function, in the real Docker sandbox with repositories made here: a bug in a
+lambda of a module-level table (repaired there by the model, and by the search when one edit fixes it), and a
+test folder not called tests/ whose helper raises (never a target). A scripted model answers by the name the
+prompt asks for."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from bot.agent.search import SearchOptions
+from bot.llm import Completion
+
+from .test_fix import fix_example
+from .test_fix_realrepo import make_repo
+
+pytestmark = pytest.mark.timeout(900)
+ASK = re.compile(r"corrected (function|assignment to) `([\w, ]+)`")
+
+CONVERT = {
+    "pkg/__init__.py": "",
+    "pkg/convert.py": '''\
+        _CONVERT = {
+            # the bases
+            "int": lambda s: int(s),
+            "hex": lambda s: int(s, 10),
+        }
+
+
+        def convert(kind, text):
+            return _CONVERT[kind](text)
+        ''',
+    "tests/test_convert.py": '''\
+        from pkg.convert import convert
+
+
+        def test_int():
+            assert convert("int", "12") == 12
+
+
+        def test_hex():
+            assert convert("hex", "ff") == 255
+        ''',
+}
+TABLE_FIXED = '_CONVERT = {\n    "int": lambda s: int(s),\n    "hex": lambda s: int(s, 16),\n}\n'
+
+
+class ByKindLLM:
+    """Answers with the known fix of the function or assignment the prompt asks for; records what was asked."""
+
+    name = "by-kind"
+
+    def __init__(self, fixes: dict[str, str]) -> None:
+        self.fixes = fixes
+        self.asked: list[tuple[str, str]] = []
+
+    def complete(self, messages, *, temperature=0.0, max_tokens=512, seed=None) -> Completion:
+        kind, name = ASK.findall(messages[-1].content)[-1]
+        self.asked.append((kind, name))
+        text = f"```python\n{self.fixes[name]}```" if name in self.fixes else "I cannot help."
+        return Completion(text=text, prompt_tokens=10, completion_tokens=10, latency_s=0.0, model=self.name)
+
+
+def test_a_bug_in_a_lambda_of_a_table_is_repaired_in_the_table(tmp_path, docker_client, sandbox_image):
+    root = make_repo(tmp_path / "repo", CONVERT)
+    llm = ByKindLLM({"_CONVERT": TABLE_FIXED})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm)
+    assert result.status == "fixed", result.message
+    assert llm.asked == [("assignment to", "_CONVERT")]
+    assert (result.targets[0].qualname, result.targets[0].kind) == ("_CONVERT", "assignment")
+    # the comment and the untouched entry stay byte for byte: the diff is the one line
+    removed = [x for x in result.diff.splitlines() if x.startswith("-") and not x.startswith("---")]
+    added = [x for x in result.diff.splitlines() if x.startswith("+") and not x.startswith("+++")]
+    assert (removed, added) == (['-    "hex": lambda s: int(s, 10),'], ['+    "hex": lambda s: int(s, 16),'])
+
+
+def test_the_search_repairs_a_table_when_one_edit_does(tmp_path, docker_client, sandbox_image):
+    files = {**CONVERT, "pkg/convert.py": CONVERT["pkg/convert.py"].replace("int(s, 10)", "int(s, 15)")}
+    llm = ByKindLLM({})
+    result, _ = fix_example(docker_client, sandbox_image, make_repo(tmp_path / "repo", files), llm,
+                            search=SearchOptions())
+    assert result.status == "fixed", result.message
+    assert llm.asked == []  # the search found it before the model was asked
+    assert "+    \"hex\": lambda s: int(s, 16)," in result.diff.splitlines()
+
+
+WALK = {
+    "python_programs/__init__.py": "",
+    "python_programs/walk.py": '''\
+        def walk(node, steps):
+            for _ in range(steps + 1):
+                node = node.first()
+            return node.value
+        ''',
+    "python_testcases/node.py": '''\
+        class Node:
+            def __init__(self, value, successors=()):
+                self.value = value
+                self.successors = list(successors)
+
+            def first(self):
+                return self.successors[0]
+        ''',
+    "python_testcases/test_walk.py": '''\
+        import os
+        import sys
+
+        sys.path.insert(0, os.path.dirname(__file__))
+        from node import Node  # noqa: E402
+        from python_programs.walk import walk  # noqa: E402
+
+
+        def test_walk():
+            c = Node("c")
+            assert walk(Node("a", [Node("b", [c])]), 2) == "c"
+        ''',
+}
+
+
+def test_a_helper_of_the_test_folder_is_never_repaired(tmp_path, docker_client, sandbox_image):
+    llm = ByKindLLM({"walk": "def walk(node, steps):\n    for _ in range(steps):\n        node = node.first()\n"
+                             "    return node.value\n"})
+    result, _ = fix_example(docker_client, sandbox_image, make_repo(tmp_path / "repo", WALK), llm)
+    assert result.status == "fixed", result.message
+    assert [t.path for t in result.targets] == ["python_programs/walk.py"]  # node.py raised, yet is no target
+    assert llm.asked == [("function", "walk")]
