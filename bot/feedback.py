@@ -8,6 +8,7 @@ from bot.failures import Failure
 
 # `Failure.error_type` of the records bot.fix.testrun makes from its pytest plugin's report
 TIMEOUT_ERROR = "TestTimeout"  # the per-test time limit stopped the test
+MEMORY_ERROR = "TestMemoryLimit"  # the memory guard stopped the test before the container ran out of memory
 NOT_COLLECTED = "NotCollected"  # a selected test id that the run did not collect
 FUNCTION_REPR = re.compile(r"<function (\w+) at 0x[0-9a-f]+>")
 FRAME = re.compile(r"^\S+\.py:\d+: in \S+")
@@ -37,9 +38,9 @@ def _failure_section(output: str) -> list[str]:
 
 def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | None = None,
                     failures: Sequence[Failure] = ()) -> str:
-    """`failures`: the run's records; a test stopped by its time limit is described by where it was running,
-    a selected test that was not collected by one line, ahead of pytest's own report."""
-    hung = [f for f in failures if f.error_type == TIMEOUT_ERROR]
+    """`failures`: the run's records; a test stopped by its time limit or the memory guard is described by where
+    it was running, a selected test that was not collected by one line, ahead of pytest's own report."""
+    hung = [f for f in failures if f.error_type in (TIMEOUT_ERROR, MEMORY_ERROR)]
     if hung:
         return _timeout_feedback(hung, len(failures) - len(hung))
     if timed_out:
@@ -55,14 +56,22 @@ def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | 
 
 def _timeout_feedback(hung: Sequence[Failure], others: int) -> str:
     first = hung[0]
-    lines = [f"{first.test_id}: {first.message or 'the test timed out'}; it was still running here when stopped "
-             "(innermost last):"]
+    if first.error_type == MEMORY_ERROR:
+        head = f"{first.test_id}: {first.message or 'the test used too much memory'}; it was growing here " \
+               "(innermost last):"
+        hint = "A loop there probably never ends and keeps adding to a list: check its condition and that every " \
+               "pass makes progress."
+    else:
+        head = f"{first.test_id}: {first.message or 'the test timed out'}; it was still running here when stopped " \
+               "(innermost last):"
+        hint = "A loop there probably never ends: check its condition and that every pass makes progress."
+    lines = [head]
     for frame in first.traceback[-MAX_TIMEOUT_FRAMES:]:
         where = f"{frame.path}:{frame.line} in {frame.function}" if frame.function else f"{frame.path}:{frame.line}"
         lines.append(_clip(f"  {where}: {frame.code}" if frame.code else f"  {where}"))
-    lines.append("A loop there probably never ends: check its condition and that every pass makes progress.")
+    lines.append(hint)
     if len(hung) > 1:
-        lines.append(f"{len(hung) - 1} more test(s) timed out too.")
+        lines.append(f"{len(hung) - 1} more test(s) timed out or used too much memory too.")
     if others:
         lines.append(f"{others} other test(s) failed.")
     return "\n".join(lines)

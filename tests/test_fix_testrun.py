@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.feedback import NOT_COLLECTED, TIMEOUT_ERROR, pytest_feedback
+from bot.feedback import MEMORY_ERROR, NOT_COLLECTED, TIMEOUT_ERROR, pytest_feedback
 from bot.fix.testrun import BadTestCommand, TestCommand, run_many, run_tests
 from sandbox import Job
 
@@ -222,6 +222,7 @@ def test_crashes_and_a_job_timeout_are_failed_runs(docker_sandbox):
         "import os\n\n\ndef kth(arr, k):\n    os._exit(3)\n",
         "import ctypes\n\n\ndef kth(arr, k):\n    return ctypes.string_at(0)\n",
         "def kth(arr, k):\n    while True:\n        pass\n",
+        # doubling in one C call (past the memory guard's reach, which acts between Python lines): the OOM kill
         "def kth(arr, k):\n    while True:\n        arr = arr + arr\n")]
     exited, segfault, hung, oom = run_many(docker_sandbox, variants, TestCommand(), select=ids, timeout=8)
     for run in (exited, segfault, hung, oom):
@@ -269,3 +270,50 @@ def test_a_hanging_unittest_testcase_fails_alone(docker_sandbox):
     assert run.failed == run.timeouts == {"test/test_search.py::TestFind::test_hangs"}, run.output
     assert run.passed == {"test/test_search.py::TestFind::test_empty"}
     assert f"search.py:{LOOP_LINE} in find: while lo < hi:" in pytest_feedback(run.output, failures=run.failures)
+
+
+COUNTDOWN = """def countdown(n):
+    steps = []
+    while n != 0:
+        steps.append(n)
+        n -= 2
+    return steps
+"""
+COUNTDOWN_TESTS = """from countdown import countdown
+
+
+def test_a_moderate_allocation():
+    assert len(bytearray(100 * 2 ** 20)) == 100 * 2 ** 20
+
+
+def test_b_odd_start_grows_forever():
+    assert countdown(5) == [5, 3, 1]
+
+
+def test_c_after_the_memory_is_freed():
+    blocks = [bytearray(2 ** 20) for _ in range(300)]  # with the grown list still held, past the guard's floor
+    assert len(blocks) == 300 and countdown(4) == [4, 2]
+"""
+
+
+def test_a_test_that_keeps_growing_a_list_fails_alone_with_its_line(docker_sandbox):
+    """`while n != 0` with n stepping over 0 grows a list by ~500 MB/s: without the memory guard, the kernel's OOM
+    killer ended the run in ~2 s (about half the runs at a 3 s limit) with no test and no line. The guard stops
+    the test first, every time (5 runs, a time limit it never reaches), the memory is freed, the others pass."""
+    files = encode({"countdown.py": COUNTDOWN, "tests/test_countdown.py": COUNTDOWN_TESTS})
+    ids = [f"tests/test_countdown.py::{name}" for name in (
+        "test_a_moderate_allocation", "test_b_odd_start_grows_forever", "test_c_after_the_memory_is_freed")]
+    runs = run_many(docker_sandbox, [files] * 5, TestCommand(), select=ids, test_timeout=20, timeout=120)
+    for run in runs:
+        assert run.failed == {ids[1]} and run.passed == {ids[0], ids[2]}, run.output
+        assert not run.timeouts and not run.timed_out and "ran out of memory" not in run.output, run.output
+        assert "TestMemoryLimit: fixbot: the test used more than" in run.output and run.duration_s < 30
+        grew = next(f for f in run.failures if f.test_id == ids[1])
+        assert grew.error_type == MEMORY_ERROR and (grew.file, grew.line) == ("tests/test_countdown.py", 9)
+        assert grew.message and re.fullmatch(r"the test used more than \d+ MB of memory", grew.message)
+        innermost = grew.traceback[-1]
+        assert (innermost.path, innermost.function) == ("countdown.py", "countdown") and innermost.line in (3, 4)
+        feedback = pytest_feedback(run.output, failures=run.failures)
+        assert re.search(r"it was growing here .*\n.*\n  countdown\.py:[34] in countdown: (while n != 0:|steps"
+                         r"\.append\(n\))$", feedback, re.M), feedback
+        assert len(feedback.splitlines()) <= 6, feedback

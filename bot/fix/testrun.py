@@ -16,7 +16,7 @@ from sandbox import Job, RunResult, Sandbox
 
 from bot.errors import UserError
 from bot.failures import Failure, Frame, ParseError, parse_junit, parse_pytest_output
-from bot.feedback import NOT_COLLECTED, TIMEOUT_ERROR
+from bot.feedback import MEMORY_ERROR, NOT_COLLECTED, TIMEOUT_ERROR
 
 from .types import TestRun
 
@@ -184,13 +184,18 @@ def _selection(job: Job) -> set[str]:
 
 def _with_probe_failures(failures: list[Failure], probe: dict, failed: set[str],
                          timeouts: frozenset[str]) -> list[Failure]:
-    """The JUnit/output failures, with the probe's word on tests that timed out (where they were running) and on
-    selected tests that were not collected (which JUnit cannot name)."""
+    """The JUnit/output failures, with the probe's word on tests that timed out or used too much memory (where
+    they were running) and on selected tests that were not collected (which JUnit cannot name)."""
     limit = float(probe.get("test_timeout") or 0)
     stacks = probe.get("stacks", {})
     by_id = {f.test_id: f for f in failures}
     for test_id in sorted(timeouts & failed):
         by_id[test_id] = _timeout_failure(test_id, stacks.get(test_id), by_id.get(test_id), limit)
+    megabytes = int(probe.get("memory_limit_mb") or 0)
+    for test_id in sorted(set(probe.get("memory", ())) & failed):
+        what = "the test" if "::" in test_id else "importing the module"
+        by_id[test_id] = _stopped_failure(test_id, stacks.get(test_id), by_id.get(test_id), MEMORY_ERROR,
+                                          f"{what} used more than {megabytes} MB of memory")
     for test_id, outcome in sorted(probe.get("outcomes", {}).items()):
         if outcome == "missing":
             by_id[test_id] = Failure(test_id, test_id.partition("::")[0], None, None, None, None, NOT_COLLECTED,
@@ -202,16 +207,22 @@ def _with_probe_failures(failures: list[Failure], probe: dict, failed: set[str],
 def _timeout_failure(test_id: str, stack: list | None, found: Failure | None, limit: float) -> Failure:
     """A timed-out test's failure: the project frames it was running when stopped (the probe's stack, which the
     watchdog writes too, when pytest never got to report), innermost last."""
-    frames = tuple(Frame(str(p), int(n), str(fn), str(code) or None) for p, n, fn, code in stack or ()) \
-        or (found.traceback if found else ())
-    test_file = test_id.partition("::")[0]
-    anchor = next((f for f in reversed(frames) if f.path == test_file), frames[-1] if frames else None)
     if "::" not in test_id:  # a module whose import (its module-level code) did not end
         message = "importing the module timed out"
     else:
         message = f"the test timed out after {limit:g} s" if limit else "the test timed out"
+    return _stopped_failure(test_id, stack, found, TIMEOUT_ERROR, message)
+
+
+def _stopped_failure(test_id: str, stack: list | None, found: Failure | None, error_type: str,
+                     message: str) -> Failure:
+    """A test stopped by one of the probe's guards: its project frames when stopped, innermost last."""
+    frames = tuple(Frame(str(p), int(n), str(fn), str(code) or None) for p, n, fn, code in stack or ()) \
+        or (found.traceback if found else ())
+    test_file = test_id.partition("::")[0]
+    anchor = next((f for f in reversed(frames) if f.path == test_file), frames[-1] if frames else None)
     return Failure(test_id, anchor.path if anchor else test_file, anchor.line if anchor else None,
-                   anchor.code if anchor else None, None, None, TIMEOUT_ERROR, message, frames)
+                   anchor.code if anchor else None, None, None, error_type, message, frames)
 
 
 def _last_lines(text: str, n: int = 8) -> str:
