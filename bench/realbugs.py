@@ -247,6 +247,8 @@ def write_summary(args: Namespace, config: dict, bugs: list[Bug]) -> dict:
     if args.results_md:
         section = markdown_section(str(args.out), date=summary["date"], commits=summary["commits"],
                                    command=" ; ".join(summary["commands"]), speed=summary["speed_line"],
+                                   fixbot=shlex.join(["--model", config["model"], "--wall", f"{config['wall']:g}",
+                                                      *config["fixbot_args"]]),
                                    summary=summary, records=records)
         update_results_md(args.results_md, str(args.out), section)
     return summary

@@ -80,17 +80,17 @@ def _bug_row(r: dict) -> list[str]:
             (r["reason"] or r["score_error"] or r["message"])[:120]]
 
 
-def markdown_section(key: str, *, date: str, commits: list[str], command: str, speed: str | None,
+def markdown_section(key: str, *, date: str, commits: list[str], command: str, fixbot: str, speed: str | None,
                      summary: dict, records: list[dict]) -> str:
     lines = [f"<!-- realbugs: {key} -->", f"### Real bugs: {summary['bugs']} bug(s), {date}", "",
              f"- commit(s): {', '.join(f'`{c}`' for c in commits)}", f"- command: `{command}`",
-             f"- {speed or 'model speed: not measured'}", f"- results: `{key}`", ""]
+             f"- fixbot fix with `{fixbot}`", f"- {speed or 'model speed: not measured'}", f"- results: `{key}`", ""]
     lines += _md_table(["project"] + [name for name, _ in COLUMNS], table_rows(summary)) + [""]
-    lines += [f"- exit 2 · {b}: {why}" for b, why in summary["exit2_reasons"].items()]
-    lines += [f"- no report · {b}: {why}" for b, why in summary["no_report"].items()]
-    lines += [f"- not scored · {b}: {why}" for b, why in summary["score_errors"].items()]
-    lines += [f"- regression accepted · {b}: broke {', '.join(t)}" for b, t in summary["regressions"].items()]
-    lines += ["", "<details><summary>per bug</summary>", ""]
+    notes = [f"- exit 2 · {b}: {why}" for b, why in summary["exit2_reasons"].items()]
+    notes += [f"- no report · {b}: {why}" for b, why in summary["no_report"].items()]
+    notes += [f"- not scored · {b}: {why}" for b, why in summary["score_errors"].items()]
+    notes += [f"- regression accepted · {b}: broke {', '.join(t)}" for b, t in summary["regressions"].items()]
+    lines += notes + ([""] if notes else []) + ["<details><summary>per bug</summary>", ""]
     lines += _md_table(["bug", "exit", "status", "reproduced", "fixed", "same functions", "identical", "wall s",
                         "model calls", "reason / message"], [_bug_row(r) for r in records])
     return "\n".join(lines + ["", "</details>", f"<!-- /realbugs: {key} -->"]) + "\n"

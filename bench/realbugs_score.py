@@ -159,6 +159,8 @@ def score_bug(bug: Bug, bundles: Bundles, patch: str, exit_code: int, scratch: P
     finally:
         for d in dirs.values():
             bundles.remove(bug.project, d)
+        if scratch.is_dir() and not any(scratch.iterdir()):
+            scratch.rmdir()
 
 
 def _files(root: Path) -> dict[str, bytes]:

@@ -3,10 +3,13 @@ bundle with patches made here, so no model is needed), the summary, resumption a
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 from pathlib import Path
 
+import psutil
 import pytest
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,7 +162,7 @@ def test_the_developers_own_fix_scores_fixed_and_identical(youtube_dl_1, tmp_pat
     assert s.verdict.fixed and not s.verdict.regression and s.verdict.broken == ()
     assert s.same_functions and s.identical and s.fixbot_spans == ("youtube_dl/utils.py::_match_one",)
     assert s.counts["bug"]["failed"] == 1 and s.counts["patched"]["failed"] == 0
-    assert not any((tmp_path / "score").glob("*/*"))  # the worktrees are gone
+    assert not (tmp_path / "score").exists()  # the worktrees are gone
     # the same patch from a run that did not exit 0 is not a fix: fixbot must claim it
     assert not _score(youtube_dl_1, bundles.diff(bug.project, bug.bug_tag, bug.fix_tag), 1, tmp_path,
                       docker_client, sandbox_image).verdict.fixed
@@ -269,3 +272,46 @@ def test_a_resume_with_another_configuration_is_refused(tmp_path, capsys):
     assert err.startswith("realbugs.py: error: ") and "use another --out" in err and "\n" not in err
     update_results_md(tmp_path / "new.md", "k", "<!-- realbugs: k -->\nx\n<!-- /realbugs: k -->\n")
     assert (tmp_path / "new.md").read_text().startswith("# Benchmark results")
+
+
+# --- the bench loop: fixbot as a subprocess, resumption, SIGTERM ----------------------------------------------
+
+def test_the_bench_runs_fixbot_records_each_bug_skips_it_next_time_and_stops_cleanly(two_tags, tmp_path):
+    """The whole loop on a small project of two tags, with a scripted model that answers the developers' fix."""
+    bundles, bug = two_tags
+    (bundles.data / "manifest.jsonl").write_text(json.dumps(
+        {"id": bug.id, "project": bug.project, "bug": 1, "test_files": list(bug.test_files),
+         "pytest_ids": list(bug.pytest_ids), "fix_files": list(bug.fix_files)}) + "\n")
+    script = tmp_path / "answers.json"
+    script.write_text(json.dumps(["```python\ndef helper(x):\n    return x + 2\n```"] * 20))
+    out = tmp_path / "out"
+    cmd = [sys.executable, "bench/realbugs.py", "--data", str(bundles.data), "--out", str(out), "--no-speed",
+           "--model", f"scripted:{script}", "--wall", "120", "--fixbot-args", "--no-search --samples 1"]
+    first = subprocess.run(cmd + ["--json"], cwd=REPO, capture_output=True, text=True, timeout=600)
+    assert first.returncode == 0, first.stderr[-3000:]
+    (r,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert (r["exit_code"], r["status"], r["fixed"], r["reproduced"]) == (0, "fixed", True, True), r
+    assert r["same_functions"] and r["identical"] and r["fixbot_spans"] == ["calc.py::helper"]
+    assert r["model_calls"] >= 1 and not r["regression"] and not r["overran"]
+    assert "[1/1] proj-1: FIXED · fixbot exit 0 (fixed)" in first.stderr  # progress on stderr with --json
+    summary = json.loads(first.stdout)
+    assert summary["total"]["fixed"] == 1 and summary == json.loads((out / "summary.json").read_text())
+    assert "fixbot fix" in (out / "bugs" / "proj-1" / "fixbot.log").read_text()
+
+    again = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert again.returncode == 0 and "1 bug(s) selected, 0 to run, 1 already recorded" in again.stdout
+
+    script.write_text(json.dumps(["```python\ndef helper(x):\n    return x\n```"] * 20))  # wrong: it iterates
+    log = out / "bugs" / "proj-1" / "fixbot.log"
+    log.unlink()
+    proc = subprocess.Popen(cmd + ["--force"], cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while "repairing" not in (log.read_text() if log.exists() else "") and time.monotonic() < deadline:
+        time.sleep(0.2)  # until fixbot is in its repair loop (8 wrong candidates to go)
+    proc.send_signal(signal.SIGTERM)
+    rest, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM and "interrupted (SIGTERM)" in rest
+    assert len((out / "results.jsonl").read_text().splitlines()) == 1  # the stopped bug is not recorded
+    report = json.loads((out / "bugs" / "proj-1" / "fixbot" / "report.json").read_text())
+    assert report["status"] == "interrupted", report["message"]  # fixbot got the SIGTERM and wrote its report
+    assert not [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or ())]
