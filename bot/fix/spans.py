@@ -53,19 +53,7 @@ def lines_of(source: str) -> list[str]:
 def function_spans(source: str) -> list[Span]:
     """Every function and method (any class nesting) in source order. A function nested in a function belongs
     to its enclosing one. Raises SyntaxError when the module does not parse."""
-    spans: list[Span] = []
-
-    def visit(node: ast.AST, prefix: str) -> None:
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _Def):
-                spans.append(Span(prefix + child.name, *function_span(child)))
-            elif isinstance(child, ast.ClassDef):
-                visit(child, f"{prefix}{child.name}.")
-            elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
-                visit(child, prefix)  # defs under `if`/`try`/`with` at module or class level still count
-
-    visit(ast.parse(source), "")
-    return spans
+    return [span for span in code_spans(source) if span.kind == "function"]
 
 
 def code_spans(source: str) -> list[Span]:
@@ -86,7 +74,7 @@ def code_spans(source: str) -> list[Span]:
                     qualname = _SEPARATOR.join(prefix + n for n in names)
                     spans.append(Span(qualname, child.lineno, child.end_lineno or child.lineno, "assignment"))
             elif isinstance(child, (ast.stmt, ast.excepthandler, ast.match_case)):
-                visit(child, prefix)
+                visit(child, prefix)  # code under `if`/`try`/`with` at module or class level still counts
 
     visit(ast.parse(source), "")
     return sorted(spans, key=lambda s: s.start)
