@@ -44,8 +44,8 @@ _stacks = {}  # node id -> [[path, line, function, code], ...], outermost first:
 _state = {"cov": None, "rootdir": None, "limit": 0.0, "running": None, "fired": set(), "select": None,
           "collected": set(), "broken": [], "stderr": None, "old_handler": None, "watchdog": None}
 # the memory guard: its threshold (bytes, 0: no guard), the phase it watches, the tests it stopped
-_memstate = {"threshold": 0, "growth": 0, "statm": -1, "phase": None, "fired": set(), "collect": False, "old_handler": None,
-             "lock": threading.Lock(), "busy": threading.Event(), "stop": threading.Event()}
+_memstate = {"threshold": 0, "growth": 0, "statm": -1, "phase": None, "fired": set(), "collect": False,
+             "old_handler": None, "lock": threading.Lock(), "busy": threading.Event(), "stop": threading.Event()}
 SKIP_PARTS = ("tests", "test", "testing")
 WORSE = ("failed", "error", "missing")
 COLLECT_LIMIT_S = 30.0  # a module's import may take longer than one test (heavy dependencies)
