@@ -123,36 +123,41 @@ def test_a_partial_fix_is_reported_apart_never_as_the_patch(tmp_path, docker_cli
 
 
 HANG = '''\
-def count_down(n):
-    steps = []
-    while n != 0:
-        steps.append(n)
-        n -= 2
-    return steps
+def find(items, target):
+    """The index where target is, or would be inserted, in the sorted list items."""
+    lo, hi = 0, len(items)
+    while lo < hi:
+        mid = (lo + hi) // 2
+        if items[mid] < target:
+            lo = mid
+        else:
+            hi = mid
+    return lo
 '''
-HANG_FIXED = HANG.replace("n -= 2", "n -= 1")
+HANG_FIXED = HANG.replace("lo = mid\n", "lo = mid + 1\n")
 HANG_TESTS = '''\
-from countdown import count_down
+from bisection import find
 
 
-def test_three():
-    assert count_down(3) == [3, 2, 1]
+def test_last():
+    assert find([1, 2, 3], 3) == 2
 
 
-def test_zero():
-    assert count_down(0) == []
+def test_first():
+    assert find([1, 2, 3], 1) == 0
 
 
-def test_a_list():
-    assert isinstance(count_down(0), list)
+def test_empty():
+    assert find([], 5) == 0
 '''
 
 
 def test_a_hanging_test_is_a_failure_to_repair_not_the_end_of_the_run(tmp_path, docker_client, sandbox_image):
-    """count_down(3) loops forever: reproduction stops it at the per-test limit, the feedback says where it was
-    running, and the repair goes on; the whole run takes seconds, not the suite timeout."""
-    root = make_repo(tmp_path / "hang", {"countdown.py": HANG, "tests/test_countdown.py": HANG_TESTS})
-    answers = [HANG.replace("while n != 0:", "while n > 0:"), HANG_FIXED]
+    """find([1, 2, 3], 3) loops forever (a CPU loop: no memory grows): reproduction stops it at the per-test
+    limit, the feedback says where it was running, and the repair goes on; the run takes seconds, not the suite
+    timeout."""
+    root = make_repo(tmp_path / "hang", {"bisection.py": HANG, "tests/test_bisection.py": HANG_TESTS})
+    answers = [HANG.replace("lo = mid\n", "lo = mid + 2\n"), HANG_FIXED]
 
     class Answers(ByNameLLM):
         def complete(self, messages, **kw):
@@ -164,12 +169,11 @@ def test_a_hanging_test_is_a_failure_to_repair_not_the_end_of_the_run(tmp_path, 
     llm = Answers({})
     result, _ = fix_example(docker_client, sandbox_image, root, llm, test_timeout_s=3.0)
     assert result.status == "fixed", result.message
-    assert "n -= 1" in result.diff
+    assert "lo = mid + 1" in result.diff
     assert time.monotonic() - started < 240
-    assert result.runs[0].failed == ("tests/test_countdown.py::test_three",)
-    stopped = ("timed out", "MB of memory; it was growing here")  # the time limit or the memory guard, first
-    assert any(s in llm.asked[0] for s in stopped) and "countdown.py:" in llm.asked[0]  # where it was running
-    assert result.repairs[0].attempts[0].outcome == "failed"  # `while n > 0:` ends, with the wrong steps
+    assert result.runs[0].failed == ("tests/test_bisection.py::test_last",)
+    assert "timed out after 3 s" in llm.asked[0] and "bisection.py:" in llm.asked[0]  # where it was running
+    assert result.repairs[0].attempts[0].outcome == "failed"  # `lo = mid + 2` ends, at the wrong index
 
 
 def test_a_candidate_that_breaks_the_import_is_a_failed_attempt(tmp_path, docker_client, sandbox_image):

@@ -22,12 +22,12 @@ def _fix(root, out):
 
 
 def test_bundled_model_repairs_a_hanging_test(tmp_path):
-    root = make_repo(tmp_path / "hang", {"countdown.py": HANG, "tests/test_countdown.py": HANG_TESTS})
+    root = make_repo(tmp_path / "hang", {"bisection.py": HANG, "tests/test_bisection.py": HANG_TESTS})
     proc, report, took = _fix(root, tmp_path / "out")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert report["status"] == "fixed" and "timed out" in proc.stdout
     reproduce = report["runs"][0]
-    assert reproduce["failed"] == ["tests/test_countdown.py::test_three"] and not reproduce["timed_out"]
+    assert reproduce["failed"] == ["tests/test_bisection.py::test_last"] and not reproduce["timed_out"]
     assert took < 600
 
 
