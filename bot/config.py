@@ -1,6 +1,6 @@
 """fixbot's settings for a repository: `.github/fixbot.yml`, overridden by the Action's inputs.
 
-Every key is documented in README.md. An unknown key or a value of the wrong type is an error that names it:
+Every key is documented in docs/action.md. An unknown key or a value of the wrong type is an error that names it:
 a typo must not silently fall back to a default."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""bench/agents.py's plumbing on a scripted model in the Docker sandbox (the real numbers are in README): slices
+"""bench/agents.py's plumbing on a scripted model in the Docker sandbox (the real numbers are in docs/): slices
 of the subset with --part, and one leg's row."""
 from __future__ import annotations
 

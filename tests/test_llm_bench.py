@@ -1,4 +1,4 @@
-"""The latency benchmark's plumbing, on a scripted model so it costs nothing (the real numbers are in README)."""
+"""The latency benchmark's plumbing, on a scripted model so it costs nothing (the real numbers are in docs/)."""
 from __future__ import annotations
 
 import json
