@@ -11,10 +11,8 @@ does not swallow it) that pytest reports as that test's failure with the traceba
 never returns to Python, or swallows BaseException, is ended by a watchdog thread: it records the test as timed
 out, writes the JSON, dumps every thread's stack to stderr and exits the process.
 
-The memory guard: when the container has a memory limit (its cgroup's), a thread polls the process's resident
-memory while a phase runs and, past `MEMORY_SHARE` of the limit, interrupts the main thread (SIGUSR1) with
-`TestMemoryLimit`, also a BaseException: a loop that keeps growing a list fails its test with the traceback of
-where it was growing, before the kernel's OOM killer ends the whole run without a word on which test or line.
+The memory guard (probe_memory.py, shipped beside this file as `fixbot_probe_memory`) does the same for a test
+that keeps growing its memory.
 
 $FIXBOT_SELECT names a JSON list of node ids: only those run, selected here rather than on the command line
 (pytest reports a node id whose module fails to import as "not found", a usage error that would end the run, and
@@ -25,7 +23,6 @@ Standard library, pytest and coverage only: this file runs inside the sandbox's 
 """
 import contextlib
 import faulthandler
-import gc
 import json
 import os
 import signal
@@ -36,6 +33,8 @@ import traceback
 
 import pytest
 
+import fixbot_probe_memory as memory
+
 _outcomes = {}
 _durations = {}
 _timeouts = set()
@@ -43,28 +42,14 @@ _memory = set()  # the tests (or modules) the memory guard stopped
 _stacks = {}  # node id -> [[path, line, function, code], ...], outermost first: where a stopped test was
 _state = {"cov": None, "rootdir": None, "limit": 0.0, "running": None, "fired": set(), "select": None,
           "collected": set(), "broken": [], "stderr": None, "old_handler": None, "watchdog": None}
-# the memory guard: its threshold (bytes, 0: no guard), the phase it watches, the tests it stopped
-_memstate = {"threshold": 0, "growth": 0, "statm": -1, "phase": None, "fired": set(), "collect": False,
-             "old_handler": None, "lock": threading.Lock(), "busy": threading.Event(), "stop": threading.Event()}
 SKIP_PARTS = ("tests", "test", "testing")
 WORSE = ("failed", "error", "missing")
 COLLECT_LIMIT_S = 30.0  # a module's import may take longer than one test (heavy dependencies)
 WATCHDOG_POLL_S = 0.25
-# a list-growing loop takes ~500 MB/s: the rest of the limit is the margin for a poll, the runner and the work dir
-MEMORY_SHARE = 0.8
-MEMORY_POLL_S = 0.05
-MEMORY_GROWTH = 0.05  # share of the limit a phase must have grown by to be blamed (not memory it inherited)
-CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")  # v2, v1
 
 
 class TestTimeout(BaseException):
     """Raised in the test by the per-test timer."""
-
-    __test__ = False
-
-
-class TestMemoryLimit(BaseException):
-    """Raised in the test by the memory guard."""
 
     __test__ = False
 
@@ -89,7 +74,7 @@ def pytest_configure(config):
         thread = threading.Thread(target=_watch, args=(stop,), name="fixbot-watchdog", daemon=True)
         thread.start()
         _state["watchdog"] = stop
-    _start_memory_guard()
+    memory.start(_on_memory_stop)
 
 
 def _start_coverage():
@@ -167,12 +152,12 @@ def _project_stack(frame):
 def _guarded(nodeid, limit):
     """One phase under both guards: the time limit and the memory guard."""
     timed = _arm(nodeid, limit)
-    watched = _watch_memory(nodeid)
+    watched = memory.watch(nodeid)
     try:
         yield
     finally:
         if watched:
-            _unwatch_memory()
+            memory.unwatch()
         if timed:
             _disarm()
 
@@ -234,95 +219,8 @@ def _give_up(nodeid, started, limit):
         os._exit(1)
 
 
-# --- the memory guard ----------------------------------------------------------------------------------------
-
-def _memory_limit():
-    """The container's memory limit in bytes (its cgroup's), 0 when there is none."""
-    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
-    for path in CGROUP_LIMITS:
-        try:
-            with open(path, encoding="ascii") as f:
-                text = f.read().strip()
-        except OSError:
-            continue
-        if not text.isdigit():
-            return 0  # v2's "max"
-        return int(text) if int(text) < physical else 0  # v1 writes "no limit" as a huge number
-    return 0
-
-
-def _rss():
-    return int(os.pread(_memstate["statm"], 64, 0).split()[1]) * os.sysconf("SC_PAGE_SIZE")
-
-
-def _start_memory_guard():
-    limit = _memory_limit()
-    if not limit or threading.current_thread() is not threading.main_thread() or not hasattr(signal, "SIGUSR1"):
-        return
-    try:  # kept open: opening it costs ~60 us in the sandbox, a read ~1 us
-        _memstate["statm"] = os.open("/proc/self/statm", os.O_RDONLY)
-        _rss()
-    except (OSError, ValueError, IndexError):
-        return
-    _memstate["threshold"] = int(limit * MEMORY_SHARE)
-    _memstate["growth"] = int(limit * MEMORY_GROWTH)
-    threading.Thread(target=_guard_memory, args=(threading.main_thread().ident,), name="fixbot-memory",
-                     daemon=True).start()
-
-
-def _watch_memory(nodeid):
-    if not _memstate["threshold"] or _memstate["phase"] is not None:
-        return False
-    if _memstate["collect"]:
-        # a stopped test's frames (the list it grew) sit in reference cycles with its traceback
-        gc.collect()
-        _memstate["collect"] = _rss() > _memstate["threshold"]
-    # installed at each phase, like SIGALRM: the code under test may have taken SIGUSR1 meanwhile
-    _memstate["old_handler"] = signal.signal(signal.SIGUSR1, _on_memory)
-    _memstate["phase"] = {"id": nodeid, "floor": max(_memstate["threshold"], _rss() + _memstate["growth"])}
-    _memstate["busy"].set()
-    return True
-
-
-def _unwatch_memory():
-    _memstate["phase"] = None  # first: a signal on its way now is ignored by the handler
-    _memstate["busy"].clear()
-    with _memstate["lock"]:  # waits out a signal being sent: none arrives once SIGUSR1 is restored
-        signal.signal(signal.SIGUSR1, _memstate["old_handler"] or signal.SIG_DFL)
-
-
-def _guard_memory(main):
-    """Idle between phases; during one, polls the resident memory and signals the main thread once it is over
-    the phase's floor (raised after each signal: a test that swallows the exception and grows on is signalled
-    again; one that unwinds is not)."""
-    while True:
-        _memstate["busy"].wait()
-        if _memstate["stop"].wait(MEMORY_POLL_S):
-            return
-        phase = _memstate["phase"]
-        if phase is None:
-            continue
-        rss = _rss()
-        if rss <= phase["floor"]:
-            continue
-        with _memstate["lock"]:
-            if _memstate["phase"] is phase:
-                phase["floor"] = rss + _memstate["growth"]
-                signal.pthread_kill(main, signal.SIGUSR1)
-
-
-def _on_memory(signum, frame):
-    __tracebackhide__ = True
-    phase = _memstate["phase"]
-    if phase is None:
-        return
-    nodeid = phase["id"]
-    _memstate["fired"].add(nodeid)
-    _memstate["collect"] = True
+def _on_memory_stop(nodeid, frame):
     _stacks[nodeid] = _project_stack(frame)
-    what = "the test" if "::" in nodeid else "importing the module"
-    raise TestMemoryLimit("fixbot: %s used more than %d MB (the traceback shows where it was growing)"
-                          % (what, _memstate["threshold"] // 2 ** 20))
 
 
 # --- selection and outcomes ---------------------------------------------------------------------------------
@@ -391,7 +289,7 @@ def _note_stopped(nodeid):
     """A failed test (or module) that a guard stopped."""
     if nodeid in _state["fired"]:
         _timeouts.add(nodeid)
-    if nodeid in _memstate["fired"]:
+    if nodeid in memory.fired():
         _memory.add(nodeid)
 
 
@@ -419,7 +317,7 @@ def _write(with_coverage):
         return
     payload = {"rootdir": _state["rootdir"], "outcomes": dict(_outcomes), "durations": dict(_durations),
                "timeouts": sorted(_timeouts), "stacks": dict(_stacks), "test_timeout": _state["limit"],
-               "memory": sorted(_memory), "memory_limit_mb": _memstate["threshold"] // 2 ** 20}
+               "memory": sorted(_memory), "memory_limit_mb": memory.threshold_mb()}
     if with_coverage and _state["cov"] is not None:
         payload["coverage"] = _coverage(_state["cov"], _state["rootdir"])
     tmp = out + ".tmp"
@@ -429,8 +327,7 @@ def _write(with_coverage):
 
 
 def pytest_unconfigure(config):
-    _memstate["stop"].set()
-    _memstate["busy"].set()  # wakes the memory guard to end
+    memory.stop()
     if _state["watchdog"] is not None:
         _state["watchdog"].set()
         _disarm()

@@ -42,8 +42,11 @@ class NoTests(UserError):
 
 
 @functools.cache
-def probe_source() -> str:
-    return resources.files("bot.fix").joinpath("probe.py").read_text(encoding="utf-8")
+def probe_files() -> dict[str, str]:
+    """fixbot's pytest plugin and its memory guard, as the probe dir holds them in the sandbox."""
+    package = resources.files("bot.fix")
+    return {f"{PROBE_DIR}/fixbot_probe.py": package.joinpath("probe.py").read_text(encoding="utf-8"),
+            f"{PROBE_DIR}/fixbot_probe_memory.py": package.joinpath("probe_memory.py").read_text(encoding="utf-8")}
 
 
 @dataclass(frozen=True)
@@ -110,7 +113,7 @@ def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: 
     argv = ["python3", "-m", "pytest", *command.pytest_args(files, pythonpath=pythonpath), *FIXBOT_FLAGS]
     all_files: dict[str, str | bytes] = {path: data for path, data in files.items()
                                          if not path.startswith(PROBE_DIR + "/")}
-    all_files[f"{PROBE_DIR}/fixbot_probe.py"] = probe_source()
+    all_files.update(probe_files())
     chosen = sorted(set(select))
     if chosen:
         env["FIXBOT_SELECT"] = SELECT
