@@ -163,7 +163,6 @@ def progress_line(i: int, n: int, r: dict) -> str:
 
 def bench_bug(bug: Bug, bundles: Bundles, args: Namespace, commit: str) -> dict:
     from sandbox.containers import connect
-    from sandbox.image import default_image, require_image
     from realbugs_score import score_bug
 
     where = args.out / "bugs" / bug.id
@@ -173,10 +172,7 @@ def bench_bug(bug: Bug, bundles: Bundles, args: Namespace, commit: str) -> dict:
         run = run_fixbot(bug, repo, where / "fixbot", where / "fixbot.log", args)
     finally:
         bundles.remove(bug.project, repo)
-    client = connect()
-    require_image(client, default_image())
-    score = score_bug(bug, bundles, run["patch"], run["exit_code"], where / "score", client=client,
-                      base_image=default_image())
+    score = score_bug(bug, bundles, run["patch"], run["exit_code"], where / "score", client=connect())
     return record(bug, run, score, commit)
 
 

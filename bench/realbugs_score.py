@@ -13,7 +13,7 @@ from typing import Mapping
 
 from bot.errors import UserError
 from bot.fix.checkout import load_checkout
-from bot.fix.environment import prepare_environment
+from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.testrun import TestCommand, run_many
 from bot.fix.types import Checkout, TestRun
 from realbugs_corpus import Bug, Bundles
@@ -147,12 +147,12 @@ def _apply(patch: str, root: Path) -> bool:
     return proc.returncode == 0
 
 
-def score_bug(bug: Bug, bundles: Bundles, patch: str, exit_code: int, scratch: Path, *, client, base_image: str,
+def score_bug(bug: Bug, bundles: Bundles, patch: str, exit_code: int, scratch: Path, *, client,
               timeout: float = TESTS_TIMEOUT_S) -> Score:
     """Score fixbot's `patch` (may be empty) for `bug`; worktrees under `scratch` are removed afterwards."""
     dirs = {name: scratch / name for name in ("bug", "fix", "patched")}
     try:
-        return _score(bug, bundles, patch, exit_code, dirs, client=client, base_image=base_image, timeout=timeout)
+        return _score(bug, bundles, patch, exit_code, dirs, client=client, timeout=timeout)
     except UserError as exc:  # the environment or pytest refused: the bug cannot be scored here
         empty = Verdict(False, None, None, (), False, False)
         return Score(empty, error=str(exc))
@@ -169,7 +169,7 @@ def _files(root: Path) -> dict[str, bytes]:
 
 
 def _score(bug: Bug, bundles: Bundles, patch: str, exit_code: int, dirs: dict[str, Path], *, client,
-           base_image: str, timeout: float) -> Score:
+           timeout: float) -> Score:
     root = bundles.checkout(bug.project, bug.bug_tag, dirs["bug"])
     at_bug = Checkout(str(root), _files(root))
     at_fix = _files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))
@@ -180,7 +180,7 @@ def _score(bug: Bug, bundles: Bundles, patch: str, exit_code: int, dirs: dict[st
         applies = _apply(patch, root)
         if applies:
             variants.append(_files(root))
-    env = prepare_environment(at_bug, base_image=base_image, client=client, log=lambda _m: None)
+    env = prepare_environment(at_bug, EnvRequest(), client=client, log=lambda _m: None)  # as fixbot's own run
     start = time.monotonic()
     with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
         # not strict: a version whose tests cannot be collected has failed runs, like any other failure

@@ -150,8 +150,7 @@ def youtube_dl_1(shared_data, tmp_path_factory):
 
 def _score(youtube_dl_1, patch: str, exit_code: int, tmp_path, docker_client, sandbox_image):
     bug, bundles = youtube_dl_1
-    return score_bug(bug, bundles, patch, exit_code, tmp_path / "score", client=docker_client,
-                     base_image=sandbox_image)
+    return score_bug(bug, bundles, patch, exit_code, tmp_path / "score", client=docker_client)
 
 
 def test_the_developers_own_fix_scores_fixed_and_identical(youtube_dl_1, tmp_path, docker_client, sandbox_image):

@@ -11,7 +11,7 @@ import pytest
 
 from bot.agent.search import SearchOptions
 from bot.fix.checkout import load_checkout
-from bot.fix.environment import prepare_environment
+from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.pipeline import FixOptions, FixRun, fix
 from bot.fix.result import to_markdown
 from bot.fix.testrun import TestCommand, run_tests
@@ -51,7 +51,7 @@ def fix_example(docker_client, sandbox_image, root: Path, llm, **options):
     these one-line fixes before the model is asked, which other tests check)."""
     options.setdefault("search", None)
     checkout = load_checkout(root)
-    env = prepare_environment(checkout, base_image=sandbox_image, client=docker_client, log=print)
+    env = prepare_environment(checkout, EnvRequest(), client=docker_client, log=print)
     with open_sandbox("docker", image=env.image) as sandbox:
         result = fix(checkout, FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s),
                      FixOptions(iterations=3, **options), model=llm.name)

@@ -1,136 +1,78 @@
-"""Declared dependencies: parsed from pyproject.toml and requirements files, baked into a cached image with
-real pip and real Docker, importable in the sandbox with the network off."""
+"""The test environment as a project's CI builds it: real pip in a real build container, the result a cached image
+in which the tests run with the network off. Which steps and which Python are unit-tested in
+test_install_plan.py and test_python_choice.py; here they are built."""
 from __future__ import annotations
 
+import hashlib
+import json
+import socket
+import subprocess
+import sys
+import threading
 import time
+import uuid
+from pathlib import Path
 
 import pytest
 from docker.errors import ImageNotFound
 
-from bot.errors import UserError
-from bot.fix.environment import (STAGE_LABEL, DependencyInstallFailed, Requirements, declared_requirements,
-                                 env_image_tag, prepare_environment, python_path)
+from bot.fix.environment import DependencyInstallFailed, EnvRequest, prepare_environment, python_path
 from bot.fix.types import Checkout
 from sandbox import open_sandbox
+from sandbox.containers import LABEL
 
-from .fix_examples import EXAMPLES
-
-pytestmark = pytest.mark.timeout(600)
-
-# Small, pure Python, and not in the Debian base image (checked below): the import proves the build worked.
-TEST_REQUIREMENT = "tabulate==0.9.0"
+pytestmark = pytest.mark.timeout(900)
 
 
 def checkout(files: dict[str, str]) -> Checkout:
     return Checkout("/nowhere", {path: text.encode() for path, text in files.items()})
 
 
-def lines(files: dict[str, str]) -> tuple[str, ...]:
-    return declared_requirements(checkout(files)).lines
+def unique() -> str:
+    # Every build test gets a repository no other run has built: a cached image would prove nothing.
+    return f"# build {uuid.uuid4().hex}\n"
 
 
-# --- parsing -------------------------------------------------------------------------------------------------
-
-def test_nothing_declared():
-    reqs = declared_requirements(checkout({"calc.py": "x = 1\n", "tests/test_calc.py": ""}))
-    assert reqs == Requirements((), ()) and len(reqs.digest) == 64
-
-
-def test_pyproject_dependencies_and_test_groups():
-    pyproject = """
-[project]
-name = "demo"
-dependencies = ["requests>=2.31", "attrs; python_version >= '3.8'"]
-[project.optional-dependencies]
-test = ["pytest-mock"]
-testing = ["freezegun==1.5.1"]
-docs = ["sphinx"]
-[dependency-groups]
-dev = ["hypothesis>=6", {include-group = "lint"}]
-lint = ["ruff"]
-"""
-    reqs = declared_requirements(checkout({"pyproject.toml": pyproject}))
-    assert set(reqs.lines) == {"requests>=2.31", 'attrs; python_version >= "3.8"', "pytest-mock",
-                               "freezegun==1.5.1", "hypothesis>=6"}
-    assert reqs.sources == ("pyproject.toml",)
+def run_in(image: str, *command: str) -> tuple[int, str]:
+    with open_sandbox("docker", image=image, pool_size=1) as sb:
+        result = sb.run({}, list(command))
+    return result.exit_code, result.stdout + result.stderr
 
 
-def test_requirements_files_includes_comments_and_the_project_itself():
-    files = {
-        "requirements.txt": "# runtime\n\n-r requirements/base.txt\n-e .\n.\nattrs==23.2.0  # pinned\n",
-        "requirements/base.txt": "six>=1.16\n  \n--requirement ../requirements.txt\n",  # a cycle: read once
-        "requirements/dev.txt": "-r base.txt\npytest-mock \\\n  >=3.0\n",
-        "requirements-test.txt": "Freezegun==1.5.1\n#done\n",
-        "docs/requirements.txt": "sphinx\n",  # not at the root: not a source
-    }
-    reqs = declared_requirements(checkout(files))
-    assert reqs.lines == ("six>=1.16", "attrs==23.2.0", "freezegun==1.5.1", "pytest-mock>=3.0")
-    assert set(reqs.sources) == {"requirements.txt", "requirements/base.txt", "requirements/dev.txt",
-                                 "requirements-test.txt"}
+def versions(image: str, *names: str) -> dict[str, str]:
+    code = "import importlib.metadata as m, json, sys; print(json.dumps({n: m.version(n) for n in sys.argv[1:]}))"
+    exit_code, output = run_in(image, "python3", "-c", code, *names)
+    assert exit_code == 0, output
+    return json.loads(output)
 
 
-def test_project_extras_named_in_a_requirements_file_are_read_from_pyproject():
-    files = {"requirements-dev.txt": "-e .[docs]\n",
-             "pyproject.toml": '[project]\nname = "x"\n[project.optional-dependencies]\ndocs = ["sphinx"]\n'}
-    assert lines(files) == ("sphinx",)
+def leftovers(docker_client) -> list[str]:
+    """Build containers, volumes and dangling images this test run may have left."""
+    containers = [c.name for c in docker_client.containers.list(all=True, filters={"label": LABEL})
+                  if c.labels.get(LABEL, "").startswith("build-")]
+    volumes = [v.name for v in docker_client.volumes.list(filters={"label": LABEL})]
+    return containers + volumes
 
 
-def test_a_group_that_names_the_project_itself_expands_its_extras():
-    pyproject = """
-[project]
-name = "My_Demo"
-[project.optional-dependencies]
-dev = ["my-demo[lint,docs]", "ipdb"]
-lint = ["ruff"]
-docs = ["sphinx"]
-all = ["everything"]
-"""
-    assert lines({"pyproject.toml": pyproject}) == ("ipdb", "sphinx", "ruff")
+@pytest.fixture
+def built(docker_client, sandbox_image):
+    """prepare_environment that removes the images it built afterwards (they are test-only)."""
+    made: list[str] = []
 
+    def build(project: Checkout, request: EnvRequest = EnvRequest(), log=None):
+        lines: list[str] = []
+        env = prepare_environment(project, request, client=docker_client, log=log or lines.append)
+        if env.built:
+            made.append(env.image)
+        return env
 
-def test_digest_ignores_order_spelling_and_files():
-    a = declared_requirements(checkout({"requirements.txt": "More_Itertools==10.5.0\nsix\n"}))
-    b = declared_requirements(checkout({"pyproject.toml": '[project]\ndependencies = ["six", "more-itertools'
-                                                          '==10.5.0"]\n'}))
-    c = declared_requirements(checkout({"requirements.txt": "more-itertools==10.4.0\nsix\n"}))
-    assert a.digest == b.digest != c.digest
-
-
-@pytest.mark.parametrize("line, message", [
-    ("-e git+https://example.org/x.git#egg=x", r"requirements\.txt line 2: the option '-e'"),
-    ("./vendor/pkg", r"requirements\.txt line 2: '\./vendor/pkg' is not a requirement specifier"),
-    ("/abs/pkg.whl", r"requirements\.txt line 2: .* is not a requirement specifier"),
-    ("pkg @ https://example.org/pkg-1.0.whl", r"requirements\.txt line 2: .* points at a URL"),
-    ("https://example.org/pkg-1.0.whl", r"requirements\.txt line 2: .* is not a requirement specifier"),
-    ("--index-url https://example.org/simple", r"requirements\.txt line 2: the option '--index-url'"),
-    ("-c constraints.txt", r"requirements\.txt line 2: the option '-c'"),
-    ("-r ../outside.txt", r"requirements\.txt line 2: -r \.\./outside\.txt points outside the repository"),
-    ("-r /etc/passwd", r"requirements\.txt line 2: -r /etc/passwd points outside the repository"),
-    ("-r missing.txt", r"requirements\.txt line 2: -r missing\.txt: no such file"),
-    ("requests >>> 2", r"requirements\.txt line 2: 'requests >>> 2' is not a requirement specifier"),
-])
-def test_bad_requirement_lines_are_user_errors_naming_file_and_line(line, message):
-    with pytest.raises(UserError, match=message) as caught:
-        lines({"requirements.txt": f"six\n{line}\n"})
-    assert "\n" not in str(caught.value)
-
-
-def test_includes_outside_the_repository_are_refused_from_subdirectories():
-    with pytest.raises(UserError, match=r"requirements/dev\.txt line 1: -r \.\./\.\./x\.txt points outside"):
-        lines({"requirements/dev.txt": "-r ../../x.txt\n"})
-
-
-@pytest.mark.parametrize("pyproject, message", [
-    ('[project\nname = "x"\n', r"pyproject\.toml is not valid TOML"),
-    ('[project]\ndependencies = "requests"\n', r"pyproject\.toml: \[project\]\.dependencies must be a list"),
-    ('[project]\ndependencies = ["requests >>> 2"]\n', r"pyproject\.toml \[project\]\.dependencies: .* is not"),
-    ('[project]\ndependencies = ["x @ file:///tmp/x"]\n', r"pyproject\.toml \[project\]\.dependencies: .* URL"),
-    ("project = 3\n", r"pyproject\.toml: \[project\], .* must be tables"),
-])
-def test_malformed_pyproject_is_a_user_error(pyproject, message):
-    with pytest.raises(UserError, match=message) as caught:
-        lines({"pyproject.toml": pyproject})
-    assert caught.type is UserError and "\n" not in str(caught.value)
+    yield build
+    for tag in made:
+        try:
+            docker_client.images.remove(tag, force=True)
+        except ImageNotFound:
+            pass
+    assert leftovers(docker_client) == []
 
 
 def test_python_path_follows_the_layout():
@@ -140,104 +82,182 @@ def test_python_path_follows_the_layout():
     assert python_path(checkout({"calc.py": ""})) == ("",)
 
 
-def test_examples_declare_what_their_readmes_say():
-    def declared(name: str) -> tuple[str, ...]:
-        root = EXAMPLES / name
-        files = {p.relative_to(root).as_posix(): p.read_bytes() for p in root.rglob("*") if p.is_file()}
-        return declared_requirements(Checkout(str(root), files)).lines
-
-    assert declared("third-party-dep") == ("inflection==0.5.1",)
-    assert all(declared(p.name) == () for p in EXAMPLES.iterdir() if p.name != "third-party-dep")
+def test_nothing_declared_uses_the_base_image_without_a_build(docker_client, sandbox_image, built):
+    env = built(checkout({"calc.py": "", "tests/test_calc.py": ""}))
+    assert (env.image, env.built, env.plan.steps) == (sandbox_image, False, ())
 
 
-def test_image_tag_depends_on_base_and_requirements():
-    a = Requirements(("six",), ("requirements.txt",))
-    b = Requirements(("attrs",), ("requirements.txt",))
-    assert env_image_tag("sha256:1", a) == env_image_tag("sha256:1", a)
-    assert len({env_image_tag("sha256:1", a), env_image_tag("sha256:2", a), env_image_tag("sha256:1", b)}) == 3
-    assert env_image_tag("sha256:1", a).startswith("fixbot-env:") and len(env_image_tag("sha256:1", a)) == 23
+SETUP_PY = """\
+from setuptools import setup
+{marker}
+setup(name="demo", version="0.1", py_modules=["demo"], install_requires=["tabulate==0.9.0"])
+"""
 
 
-# --- real pip, real Docker -----------------------------------------------------------------------------------
-
-def test_no_requirements_use_the_base_image_without_a_build(docker_client, sandbox_image):
-    log: list[str] = []
-    env = prepare_environment(checkout({"calc.py": ""}), base_image=sandbox_image, client=docker_client,
-                              log=log.append)
-    assert (env.image, env.built, env.pythonpath, env.requirements.lines) == (sandbox_image, False, ("",), ())
-    assert len(log) == 1
-
-
-@pytest.fixture
-def fresh_env_image(docker_client, sandbox_image):
-    """The tag the test requirement builds, absent before the test and removed after it (it is test-only)."""
-    reqs = declared_requirements(checkout({"requirements.txt": TEST_REQUIREMENT}))
-    tag = env_image_tag(docker_client.images.get(sandbox_image).id, reqs)
-
-    def remove() -> None:
-        try:
-            docker_client.images.remove(tag, force=True)
-        except ImageNotFound:
-            pass
-
-    remove()
-    yield tag
-    remove()
-
-
-def test_dependencies_are_built_into_a_cached_image_and_import_offline(docker_client, sandbox_image,
-                                                                       fresh_env_image):
-    project = checkout({"requirements.txt": f"{TEST_REQUIREMENT}\n", "src/pkg/__init__.py": ""})
-    probe = ["python3", "-c", "import tabulate; print(tabulate.__version__)"]
-    with open_sandbox("docker", image=sandbox_image, pool_size=1) as sb:
-        assert "ModuleNotFoundError" in sb.run({}, probe).stderr, "the base image must not have it already"
-
-    log: list[str] = []
-    env = prepare_environment(project, base_image=sandbox_image, client=docker_client, log=log.append)
-    assert (env.image, env.built, env.pythonpath) == (fresh_env_image, True, ("src",))
-    assert env.requirements.lines == (TEST_REQUIREMENT,) and env.requirements.sources == ("requirements.txt",)
-    assert any("pip wheel" in line for line in log) and any("docker build" in line for line in log)
-    image = docker_client.images.get(env.image)
-    assert image.labels["fixbot.env"] == env.requirements.digest
-    assert not any("fixbot-wheels" in str(layer.get("CreatedBy")) and "COPY" in str(layer.get("CreatedBy"))
-                   for layer in image.history()), "the wheels must not be a layer of the final image"
-    stage = {"label": f"{STAGE_LABEL}={env.image.partition(':')[2]}"}
-    assert docker_client.images.list(all=True, filters=stage) == [], "the install stage's image is pruned"
-
-    with open_sandbox("docker", image=env.image, pool_size=1) as sb:
-        result = sb.run({}, probe)
-        offline = sb.run({}, ["python3", "-c", "import socket; socket.create_connection(('pypi.org', 443), 3)"])
-    assert result.ok and result.stdout.strip() == "0.9.0", result.stderr
-    assert not offline.ok, "the sandbox must have no network"
+def test_setup_py_dependencies_are_installed_and_the_project_comes_from_the_checkout(built, sandbox_image):
+    project = checkout({"setup.py": SETUP_PY.format(marker=unique()), "demo.py": "def f():\n    return 1\n"})
+    start = time.monotonic()
+    env = built(project)
+    first_s = time.monotonic() - start
+    assert env.built and env.image != sandbox_image and env.image.startswith("fixbot-env:py3.11-")
+    assert "tabulate==0.9.0" in " ".join(env.lock) and not any(line.startswith("demo==") for line in env.lock)
+    assert versions(env.image, "tabulate") == {"tabulate": "0.9.0"}
+    code, output = run_in(env.image, "python3", "-c", "import demo")
+    assert code != 0 and "No module named 'demo'" in output, "the project's own copy must not be installed"
 
     start = time.monotonic()
-    again = prepare_environment(project, base_image=sandbox_image, client=docker_client, log=log.append)
-    assert (again.image, again.built) == (env.image, False)
-    assert time.monotonic() - start < 3 and again.setup_s < 3
-    assert "reusing" in log[-1]
+    again = built(project)
+    assert (again.image, again.built) == (env.image, False) and time.monotonic() - start < 5
+    print(f"first build {first_s:.1f} s, reuse {again.setup_s:.2f} s")
 
 
-def test_a_requirement_pip_cannot_find_is_a_readable_failure(docker_client, sandbox_image):
-    project = checkout({"requirements-test.txt": "fixbot-no-such-package-xyz==1.0\n"})
+def test_setup_cfg_hatchling_and_flit_projects(built):
+    setup_cfg = checkout({
+        "setup.cfg": "[metadata]\nname = democfg\nversion = 0.1\n[options]\npy_modules = democfg\n"
+                     "install_requires =\n    termcolor==2.4.0\n[options.extras_require]\ntest =\n    six==1.16.0\n"
+                     + unique(),
+        "setup.py": "from setuptools import setup\nsetup()\n", "democfg.py": ""})
+    hatch = checkout({"pyproject.toml": '[build-system]\nrequires = ["hatchling"]\nbuild-backend = "hatchling.build"\n'
+                                        '[project]\nname = "demohatch"\nversion = "0.1"\n'
+                                        'dependencies = ["toml==0.10.2"]\n' + unique(),
+                      "src/demohatch/__init__.py": ""})
+    flit = checkout({"pyproject.toml": '[build-system]\nrequires = ["flit_core>=3.4"]\n'
+                                       'build-backend = "flit_core.buildapi"\n[project]\nname = "demoflit"\n'
+                                       'version = "0.1"\ndescription = "d"\ndependencies = ["colorama==0.4.6"]\n'
+                                       '[project.optional-dependencies]\ntest = ["wcwidth==0.2.13"]\n' + unique(),
+                     "demoflit.py": ""})
+    assert versions(built(setup_cfg).image, "termcolor", "six") == {"termcolor": "2.4.0", "six": "1.16.0"}
+    assert versions(built(hatch).image, "toml") == {"toml": "0.10.2"}
+    assert versions(built(flit).image, "colorama", "wcwidth") == {"colorama": "0.4.6", "wcwidth": "0.2.13"}
+
+
+def _wheel_hash(tmp_path: Path, requirement: str) -> str:
+    subprocess.run([sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d",
+                    str(tmp_path), requirement], check=True, timeout=300)
+    wheel = next(tmp_path.glob("*.whl"))
+    return hashlib.sha256(wheel.read_bytes()).hexdigest()
+
+
+def test_tox_deps_constraints_and_hashed_requirements(built, tmp_path):
+    good = _wheel_hash(tmp_path, "tabulate==0.9.0")
+    project = checkout({
+        "tox.ini": "[tox]\nenvlist = py311\nskipsdist = true\n[testenv]\ndeps =\n    six\n"
+                   "    -c{toxinidir}/constraints.txt\ncommands = pytest\n" + unique(),
+        "constraints.txt": "six==1.15.0\n",
+        "requirements-test.txt": f"tabulate==0.9.0 --hash=sha256:{good}\n"})
+    env = built(project)
+    assert versions(env.image, "six", "tabulate") == {"six": "1.15.0", "tabulate": "0.9.0"}
+
+    tampered = checkout({"requirements-test.txt": f"tabulate==0.9.0 --hash=sha256:{'0' * 64}\n" + unique()})
     with pytest.raises(DependencyInstallFailed) as caught:
-        prepare_environment(project, base_image=sandbox_image, client=docker_client, log=lambda line: None)
+        built(tampered)
+    assert "DO NOT MATCH THE HASHES" in str(caught.value) and "requirements-test.txt" in str(caught.value)
+
+
+def test_a_dependency_that_does_not_resolve_is_one_clear_error_and_leaves_nothing(built, docker_client):
+    images_before = {i.id for i in docker_client.images.list(all=True)}
+    project = checkout({"requirements.txt": "fixbot-no-such-package-xyz==1.0\n" + unique()})
+    with pytest.raises(DependencyInstallFailed) as caught:
+        built(project)
     message = str(caught.value)
-    assert isinstance(caught.value, UserError)
-    assert message.startswith("installing the dependencies declared in requirements-test.txt failed: pip wheel")
+    assert message.startswith("setting up the test environment failed: installing the requirements in "
+                              "requirements.txt"), message
     assert "No matching distribution found for fixbot-no-such-package-xyz==1.0" in message
-    assert len(message.splitlines()) <= 16
-    tag = env_image_tag(docker_client.images.get(sandbox_image).id, declared_requirements(project))
-    with pytest.raises(ImageNotFound):
-        docker_client.images.get(tag)
+    assert len(message.splitlines()) <= 17
+    assert {i.id for i in docker_client.images.list(all=True)} == images_before
+    assert leftovers(docker_client) == []
 
 
-def test_a_failing_docker_build_is_a_readable_failure(docker_client, sandbox_image, tmp_path):
-    from bot.fix.environment import _build
+def test_a_setup_command_that_fails_quotes_its_output(built):
+    with pytest.raises(DependencyInstallFailed) as caught:
+        built(checkout({"a.py": unique()}), EnvRequest(setup=("echo preparing", "echo 'no such tool' >&2; exit 3")))
+    assert "your setup command: echo 'no such tool' >&2; exit 3" in str(caught.value)
+    assert "exited with 3" in str(caught.value) and "no such tool" in str(caught.value)
 
-    reqs = Requirements(("six",), ("requirements.txt",))
-    with pytest.raises(DependencyInstallFailed) as caught:  # no wheels directory: COPY fails
-        _build(docker_client, sandbox_image, "fixbot-env:test-no-wheels", reqs, tmp_path)
-    message = str(caught.value)
-    assert message.startswith("installing the dependencies declared in requirements.txt failed: docker build")
-    assert "wheels" in message and len(message.splitlines()) <= 16
-    assert docker_client.images.list(filters={"label": f"{STAGE_LABEL}=test-no-wheels"}) == []
+
+def test_setup_commands_replace_inference(built):
+    project = checkout({"requirements.txt": "fixbot-no-such-package-xyz==1.0\n", "a.py": unique()})
+    env = built(project, EnvRequest(setup=("pip install six==1.16.0",)))
+    assert env.plan.custom and versions(env.image, "six") == {"six": "1.16.0"}
+
+
+# --- a hostile setup.py ---------------------------------------------------------------------------------------
+
+HOSTILE_SETUP_PY = """\
+import http.client, json, os, socket
+from setuptools import setup
+{marker}
+report = {{"env": dict(os.environ), "docker_socket": os.path.exists("/var/run/docker.sock"), "reached": []}}
+for ip in {ips!r}:
+    try:
+        socket.create_connection((ip, {port}), timeout=3).close()
+        report["reached"].append("direct " + ip)
+    except OSError:
+        pass
+    try:  # through the build's own proxy, as pip connects
+        conn = http.client.HTTPConnection("127.0.0.1", 3128, timeout=5)
+        conn.set_tunnel(ip, {port})
+        conn.request("GET", "/")
+        report["reached"].append("proxy " + ip)
+    except OSError:
+        pass
+try:
+    with open({host_file!r}, "w") as f:
+        f.write("written by setup.py")
+except OSError:
+    pass
+os.makedirs("/usr/local/share", exist_ok=True)
+with open("/usr/local/share/fixbot-hostile-report.json", "w") as f:
+    json.dump(report, f)
+setup(name="hostile", version="0.1", py_modules=["hostile"])
+"""
+
+
+def _host_addresses() -> list[str]:
+    out = subprocess.run(["ip", "-4", "-o", "addr", "show"], capture_output=True, text=True, check=True).stdout
+    return [line.split()[3].split("/")[0] for line in out.splitlines()]
+
+
+class Listener:
+    """A TCP listener on all of the host's addresses that counts who connects."""
+
+    def __init__(self) -> None:
+        self.sock = socket.create_server(("0.0.0.0", 0))
+        self.port = self.sock.getsockname()[1]
+        self.accepted = 0
+        threading.Thread(target=self._serve, daemon=True).start()
+
+    def _serve(self) -> None:
+        while True:
+            try:
+                conn, _ = self.sock.accept()
+            except OSError:
+                return
+            self.accepted += 1
+            conn.close()
+
+
+def test_a_hostile_setup_py_reaches_neither_the_host_nor_the_token(built, docker_client, sandbox_image,
+                                                                   monkeypatch, tmp_path):
+    secret = f"ghs_{uuid.uuid4().hex}"
+    monkeypatch.setenv("GITHUB_TOKEN", secret)
+    monkeypatch.setenv("INPUT_GITHUB-TOKEN", secret)
+    listener, ips, host_file = Listener(), _host_addresses(), tmp_path / "written-by-setup-py"
+    # The control: an ordinary container on the default bridge does reach the listener.
+    docker_client.containers.run(sandbox_image, ["python3", "-c", f"import socket; socket.create_connection("
+                                                 f"({ips[-1]!r}, {listener.port}), timeout=5)"], remove=True)
+    time.sleep(0.5)
+    assert listener.accepted == 1, f"the control container did not reach {ips[-1]}:{listener.port}"
+
+    project = checkout({"setup.py": HOSTILE_SETUP_PY.format(marker=unique(), ips=ips, port=listener.port,
+                                                            host_file=str(host_file)), "hostile.py": ""})
+    env = built(project)
+    code, output = run_in(env.image, "cat", "/usr/local/share/fixbot-hostile-report.json")
+    assert code == 0, output
+    report = json.loads(output)
+    assert report["reached"] == [] and listener.accepted == 1
+    assert report["docker_socket"] is False
+    assert secret not in json.dumps(report["env"]) and "GITHUB_TOKEN" not in report["env"]
+    assert not host_file.exists()
+    _, found = run_in(env.image, "sh", "-c", f"grep -rls {secret} /usr/local /etc; true")
+    assert found == "", "the token must be nowhere in the image"

@@ -13,7 +13,7 @@ import pytest
 
 from bot.errors import UserError
 from bot.fix.checkout import load_checkout
-from bot.fix.environment import prepare_environment
+from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.testrun import BadTestCommand, TestCommand, run_tests
 from bot.fix.unittest_cmd import ONLY_TESTCASES, UnknownTestName
 from sandbox import open_sandbox
@@ -171,7 +171,7 @@ def test_pytest_collects_what_unittest_runs(tmp_path, words):
 def test_unittest_project_in_the_sandbox(tmp_path, docker_client, sandbox_image):
     project = write(tmp_path / "calc", PROJECT)
     checkout = load_checkout(project)
-    env = prepare_environment(checkout, base_image=sandbox_image, client=docker_client, log=print)
+    env = prepare_environment(checkout, EnvRequest(), client=docker_client, log=print)
     one = TestCommand.parse("python -m unittest tests.test_calc.TestCalc.test_add")
     discover = TestCommand.parse("python -m unittest discover -s tests")
     with open_sandbox("docker", image=env.image) as sandbox:

@@ -10,7 +10,6 @@ from typing import Callable
 
 from sandbox import open_sandbox
 from sandbox.containers import connect
-from sandbox.image import default_image, require_image
 
 from ..errors import UserError
 from ..failures import parse_ci_log
@@ -18,7 +17,7 @@ from ..agent.context import FIX_SAMPLES
 from ..agent.search import SearchOptions
 from ..agent.types import AGENTS
 from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
-from ..fix.environment import prepare_environment
+from ..fix.environment import EnvRequest, prepare_environment
 from ..fix.patch import PatchRejected, apply_patch
 from ..fix.pipeline import FixOptions, FixRun, fix
 from ..fix.result import FixResult, write_outputs
@@ -51,12 +50,11 @@ def _log_failures(path: str | None):
 
 
 def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_base: str | None = None,
-                 api_key: str | None = None, say: Callable[[str], None] = _say) -> FixResult:
+                 api_key: str | None = None, env_request: EnvRequest = EnvRequest(),
+                 say: Callable[[str], None] = _say) -> FixResult:
     """The pipeline with its run-time dependencies: the environment image, the sandbox, the (lazy) model."""
     client = connect()
-    base = default_image()
-    require_image(client, base)
-    env = prepare_environment(checkout, base_image=base, client=client, log=lambda m: say("  " + m))
+    env = prepare_environment(checkout, env_request, client=client, log=lambda m: say("  " + m))
     llm = LazyModel(model, api_base=api_base, api_key=api_key, say=say)
     try:
         with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
@@ -64,6 +62,21 @@ def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_bas
             return fix(checkout, run, options, model=model)
     finally:
         llm.close()
+
+
+def env_request_from(args: argparse.Namespace) -> EnvRequest:
+    return EnvRequest(python=args.python, setup=tuple(args.setup or ()))
+
+
+def add_env_args(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("test environment (see docs/environment.md)")
+    group.add_argument("--python", metavar="X.Y",
+                       help="the Python to run the tests on (default: from .python-version, requires-python / "
+                            "python_requires, or tox's envlist; else 3.11)")
+    group.add_argument("--setup", action="append", metavar="CMD",
+                       help="a shell command that installs the test environment, run by the build container in a "
+                            "copy of the repository (repeat for several); replaces what fixbot infers from "
+                            "setup.py, pyproject.toml, requirements files and tox.ini")
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
@@ -85,7 +98,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
     if options.log_failures:
         _say(f"  the CI log names {len(options.log_failures)} failing test(s)")
-    result = fix_checkout(checkout, options, model=args.model, api_base=args.api_base, api_key=args.api_key)
+    result = fix_checkout(checkout, options, model=args.model, api_base=args.api_base, api_key=args.api_key,
+                          env_request=env_request_from(args))
     write_outputs(result, out)
     if result.error:
         _say(f"report: {out / 'report.md'}")
@@ -109,8 +123,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
 def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "fix", help="repair a repository's failing tests: a verified, minimal patch",
-        description="Copies the repository into the Docker sandbox (its declared dependencies installed once and "
-                    "cached as an image), runs its tests, re-runs the failures (a failure that does not repeat is "
+        description="Copies the repository into the Docker sandbox (the project and its declared dependencies "
+                    "installed by pip once, in a build container, and cached as an image), runs its tests, re-runs the failures (a failure that does not repeat is "
                     "flaky), ranks the functions to blame (traceback frames, the failing assertion's calls, per-test "
                     "coverage), repairs them with the agent, re-runs the whole suite, and writes fix.patch, "
                     "report.json and report.md. Exit status: 0 fixed, 1 not fixed, 2 bad input, 3 nothing to fix "
@@ -122,6 +136,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--from-log", metavar="FILE",
                         help="a raw CI log (GitHub Actions, or plain pytest or unittest output): fix the failures "
                              "it names, once they reproduce here")
+    add_env_args(parser)
     add_model_args(parser)
     parser.add_argument("--iterations", type=int, default=8, metavar="K", help="model calls per target (default 8)")
     parser.add_argument("--max-targets", type=int, default=4, metavar="N",

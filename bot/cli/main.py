@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import io
 import logging
+import os
 import signal
 import sys
 from importlib.metadata import PackageNotFoundError, version
@@ -12,12 +13,12 @@ from sandbox.errors import SandboxError
 
 from ..errors import Stopped, UserError
 from ..llm.errors import LLMError
-from . import ci_cmd, eval_cmd, fix_cmd, graph_cmd, sandbox_cmd
+from . import ci_cmd, env_cmd, eval_cmd, fix_cmd, graph_cmd, sandbox_cmd
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 USER_ERRORS: tuple[type[Exception], ...] = (UserError, SandboxError, LLMError)
-SUBCOMMANDS = (fix_cmd, ci_cmd, eval_cmd, graph_cmd, sandbox_cmd)
+SUBCOMMANDS = (fix_cmd, ci_cmd, env_cmd, eval_cmd, graph_cmd, sandbox_cmd)
 
 
 def _version() -> str:
@@ -61,6 +62,9 @@ def main(argv: list[str] | None = None) -> int:
     except USER_ERRORS as exc:
         print(f"fixbot: error: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
+    except BrokenPipeError:  # `fixbot ... | head`: the reader left; nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
     except (KeyboardInterrupt, Stopped) as exc:
         print("fixbot: interrupted", file=sys.stderr)
         return 128 + exc.signal_number if isinstance(exc, Stopped) and exc.signal_number else EXIT_INTERRUPTED
