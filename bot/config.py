@@ -38,6 +38,8 @@ class Config:
     search: bool = True  # the mutation search before and between model calls
     agent: AgentName = "reflect"  # the repair design
     samples: int = FIX_SAMPLES  # answers per model call of the reflect design, tested in one batch
+    python: str = ""  # the Python the tests run on ("3.9"); empty: from the failing job, .python-version, ...
+    setup: tuple[str, ...] = ()  # shell commands that install the test environment, instead of inferring it
 
 
 KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
@@ -53,7 +55,8 @@ def _typed(key: str, name: str, value: Any, where: str) -> Any:
     want = TYPES[name]
     if want is tuple:
         if isinstance(value, str):
-            value = [part.strip() for part in value.split(",") if part.strip()]
+            parts = value.splitlines() if key in LINES else value.split(",")
+            value = [part.strip() for part in parts if part.strip()]
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
             raise BadConfig(f"{where}: `{key}` must be a list of strings, not {value!r}")
         return tuple(value)
@@ -61,6 +64,10 @@ def _typed(key: str, name: str, value: Any, where: str) -> Any:
         raise BadConfig(f"{where}: `{key}` must be true or false, not {value!r}")
     if want is int and (isinstance(value, bool) or not isinstance(value, int)):
         raise BadConfig(f"{where}: `{key}` must be a whole number, not {value!r}")
+    if name == "python" and isinstance(value, float):  # unquoted in YAML: 3.11 reads well, 3.10 reads as 3.1
+        value = repr(value)
+        if value in ("3.1", "3.2", "3.3", "3.4"):  # never a Python fixbot offers; 3.10 ... 3.40 lost their zero
+            raise BadConfig(f"{where}: quote the version, as in `python: \"{value}0\"` (YAML reads {value}0 as {value})")
     if want is str and not isinstance(value, str):
         raise BadConfig(f"{where}: `{key}` must be a string, not {value!r}")
     if name in CHOICES and value not in CHOICES[name]:
@@ -104,7 +111,9 @@ def load_file(path: Path) -> Config:
 # Action input name -> config key; inputs arrive as strings (INPUT_<NAME> in the environment, hyphens kept)
 INPUTS = {"model": "model", "api-base": "api-base", "test-command": "test-command", "max-iterations": "iterations",
           "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run",
-          "search": "search", "agent": "agent", "samples": "samples", "test-timeout": "test-timeout"}
+          "search": "search", "agent": "agent", "samples": "samples", "test-timeout": "test-timeout",
+          "python": "python", "setup": "setup"}
+LINES = {"setup"}  # list keys whose input is one item per line (a shell command may hold commas)
 
 
 def _from_text(key: str, text: str) -> Any:

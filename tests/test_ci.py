@@ -192,3 +192,26 @@ def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
     assert _design_line(Config(agent="tool-call", samples=4)) == \
         "design: tool-call, 1 answer(s) per model call (`samples: 4` applies to the reflect design only)"
     assert _design_line(Config(samples=2)) == "design: reflect, 2 answer(s) per model call"
+
+
+def test_the_failing_jobs_python_reaches_the_environment(tmp_path):
+    from bot.cli.ci_cmd import _env_request, _job_pythons
+    from bot.config import Config
+    from bot.github.types import JobInfo
+    from bot.github.client import _workflow_file
+
+    # in the failing job itself: actions/setup-python leaves pythonLocation in the job's environment
+    assert _job_pythons({"pythonLocation": "/opt/hostedtoolcache/Python/3.9.18/x64"}, tmp_path, "", []) == ("3.9",)
+    # a run read afterwards: its workflow file in the workspace and the failed jobs' matrix values
+    workflow = tmp_path / ".github" / "workflows" / "ci.yml"
+    workflow.parent.mkdir(parents=True)
+    workflow.write_text("on: push\njobs:\n  test:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n"
+                        "        python-version: ['3.9', '3.13']\n    steps:\n      - uses: actions/setup-python@v5\n"
+                        "        with:\n          python-version: ${{ matrix.python-version }}\n")
+    failed = [JobInfo(1, "test (3.13)", "failure", None)]
+    assert _job_pythons({}, tmp_path, ".github/workflows/ci.yml", failed) == ("3.13",)
+    assert _job_pythons({}, tmp_path, ".github/workflows/gone.yml", failed) == ()
+    assert _workflow_file("octocat/octo-repo/.github/workflows/ci.yml@main") == ".github/workflows/ci.yml"
+    request = _env_request(Config(python="", setup=("make deps",)), ("3.13",))
+    assert (request.python, request.setup, request.ci_versions) == (None, ("make deps",), ("3.13",))
+    assert _env_request(Config(python="3.9"), ("3.13",)).python == "3.9"  # an explicit setting wins

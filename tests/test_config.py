@@ -77,3 +77,19 @@ def test_the_per_test_time_limit_is_seconds_or_derived(tmp_path):
         load_file(write(tmp_path, "test-timeout: -1\n"))
     with pytest.raises(BadConfig, match="test-timeout"):
         with_inputs(Config(), {"INPUT_TEST-TIMEOUT": "soon"})
+
+
+def test_the_python_and_the_setup_commands(tmp_path):
+    assert (Config().python, Config().setup) == ("", ())
+    assert load_file(write(tmp_path, 'python: "3.9"\n')).python == "3.9"
+    assert load_file(write(tmp_path, "python: 3.11\n")).python == "3.11"  # unquoted, read as a number
+    with pytest.raises(BadConfig, match=r'quote the version, as in `python: "3.10"`'):
+        load_file(write(tmp_path, "python: 3.10\n"))
+    setup = "setup:\n  - pip install -e .[test]\n  - pip install -r ci/requirements.txt -c ci/constraints.txt\n"
+    assert load_file(write(tmp_path, setup)).setup == ("pip install -e .[test]",
+                                                       "pip install -r ci/requirements.txt -c ci/constraints.txt")
+    assert load_file(write(tmp_path, "setup: make deps\n")).setup == ("make deps",)
+    # an Action input is one command per line: a command may hold commas
+    inputs = {"INPUT_SETUP": "pip install 'a>=1,<2'\n\npip install -e .\n", "INPUT_PYTHON": "3.13"}
+    config = with_inputs(Config(), inputs)
+    assert (config.setup, config.python) == (("pip install 'a>=1,<2'", "pip install -e ."), "3.13")

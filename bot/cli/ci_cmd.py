@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -22,11 +23,14 @@ from ..config import Config, load_file, with_inputs
 from ..errors import UserError
 from ..failures import Failure, ParseError, parse_ci_log
 from ..fix.checkout import load_checkout
+from ..fix.environment import EnvRequest
+from ..fix.python_choice import job_python_versions
 from ..fix.patch import apply_patch, touched_files
 from ..fix.pipeline import FixOptions
 from ..fix.result import FixResult, write_outputs
 from ..fix.testrun import TestCommand
 from ..github.client import GitHubRepo, connect
+from ..github.types import JobInfo
 from ..github.publish import publish
 from ..github.redact import redact as redact_text
 from ..llm import parse_model_spec
@@ -45,9 +49,9 @@ def _head(workspace: Path) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
-def _log_failures(gh: GitHubRepo, run_id: int, io: RunnerIO) -> tuple[Failure, ...]:
+def _log_failures(gh: GitHubRepo, jobs: list[JobInfo], io: RunnerIO) -> tuple[Failure, ...]:
     failures: list[Failure] = []
-    for job in gh.failed_jobs(run_id):
+    for job in jobs:
         try:
             found = parse_ci_log(gh.job_log(job.id))
         except ParseError:
@@ -56,6 +60,22 @@ def _log_failures(gh: GitHubRepo, run_id: int, io: RunnerIO) -> tuple[Failure, .
         io.say(f"  job {job.name!r}: {len(found)} failing test(s)")
         failures += found
     return tuple(failures)
+
+
+def _job_pythons(env: Mapping[str, str], workspace: Path, workflow: str, jobs: list[JobInfo]) -> tuple[str, ...]:
+    """The python-version the failing job ran: in the job itself, actions/setup-python's `pythonLocation`
+    (".../Python/3.9.18/x64"); for a run read afterwards, its workflow file and the failed jobs' matrix values."""
+    if match := re.search(r"/(\d+\.\d+)\.\d+[^/]*/[^/]+/?$", env.get("pythonLocation", "")):
+        return (match.group(1),)
+    path = workspace / workflow if workflow else None
+    if path is None or not path.is_file():
+        return ()
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return tuple(dict.fromkeys(v for job in jobs for v in job_python_versions(text, job.name)))
+
+
+def _env_request(config: Config, versions: tuple[str, ...]) -> EnvRequest:
+    return EnvRequest(python=config.python or None, setup=config.setup, ci_versions=versions)
 
 
 def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
@@ -117,24 +137,29 @@ def run_ci(env: Mapping[str, str]) -> int:
     api = env.get("GITHUB_API_URL", "https://api.github.com")
     with connect(token, repo=the_plan.repository, base_url=api) as gh:
         failures: tuple[Failure, ...] = ()
+        jobs: list[JobInfo] = []
+        workflow = ""
         run_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{the_plan.repository}/actions/runs/" \
                   f"{the_plan.run_id}"
         if the_plan.mode != "in-job":
             with io.group("reading the failed run"):
                 run = gh.failed_run(the_plan.run_id)
-                run_url = run.html_url
+                run_url, workflow = run.html_url, run.workflow_path
                 if not the_plan.head_sha:  # a dispatch names only the run: the rest comes from it
                     the_plan = replace(the_plan, head_sha=run.head_sha, base_branch=run.head_branch or "",
                                        source_pr=run.pull_requests[0] if run.pull_requests else None,
                                        fork=(run.head_repo_full_name or the_plan.repository) != the_plan.repository)
-                failures = _log_failures(gh, run.id, io)
+                jobs = gh.failed_jobs(run.id)
+                failures = _log_failures(gh, jobs, io)
         head = _head(workspace)
         if the_plan.head_sha and head and head != the_plan.head_sha:
             raise WrongCheckout(f"the workspace holds {head[:12]}, but the run failed on {the_plan.head_sha[:12]}: "
                                 "check out the failing commit first (see the example workflows)")
         checkout = load_checkout(workspace)
+        versions = _job_pythons(env, workspace, workflow, jobs)
         with io.group("fixing"):
             result = fix_checkout(checkout, _options(config, failures), model=config.model,
+                                  env_request=_env_request(config, versions),
                                   api_base=config.api_base or env.get("INPUT_API-BASE") or None,
                                   api_key=env.get("INPUT_API-KEY") or None, say=io.say)
         out = workspace / OUT_DIR

@@ -86,6 +86,12 @@ def connect(token: str, *, repo: str, base_url: str = DEFAULT_BASE_URL,
     return GitHubRepo(github, api, secrets, retry, *found)
 
 
+def _workflow_file(path: str) -> str:
+    """".github/workflows/ci.yml" from the run's `path`, which may also carry the repository and "@ref"."""
+    path = path.partition("@")[0]
+    return path[path.index(".github/"):] if ".github/" in path else path
+
+
 class GitHubRepo:
     """One repository on GitHub, reached with one token. Holds the token only to mask it."""
 
@@ -127,6 +133,7 @@ class GitHubRepo:
                 head_repo_full_name=head_repo.full_name if head_repo is not None else None,
                 event=run.event, conclusion=run.conclusion, html_url=run.html_url,
                 pull_requests=tuple(pr.number for pr in run.pull_requests or ()),
+                workflow_path=_workflow_file(run.path or ""),
             )
 
     def failed_jobs(self, run_id: int) -> list[JobInfo]:

@@ -19,6 +19,7 @@ class RunInfo:
     conclusion: str | None  # None while the run is still going
     html_url: str
     pull_requests: tuple[int, ...] = ()  # open PRs in this repository whose head is this run's commit
+    workflow_path: str = ""  # ".github/workflows/ci.yml": where the failing jobs' python-version is read
 
 
 @dataclass(frozen=True)
