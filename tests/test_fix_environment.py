@@ -19,7 +19,7 @@ from docker.errors import ImageNotFound
 from bot.fix.environment import DependencyInstallFailed, EnvRequest, prepare_environment, python_path
 from bot.fix.types import Checkout
 from sandbox import open_sandbox
-from sandbox.containers import LABEL
+from sandbox.containers import OWNER_LABEL, owner_tag
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -47,11 +47,10 @@ def versions(image: str, *names: str) -> dict[str, str]:
 
 
 def leftovers(docker_client) -> list[str]:
-    """Build containers, volumes and dangling images this test run may have left."""
-    containers = [c.name for c in docker_client.containers.list(all=True, filters={"label": LABEL})
-                  if c.labels.get(LABEL, "").startswith("build-")]
-    volumes = [v.name for v in docker_client.volumes.list(filters={"label": LABEL})]
-    return containers + volumes
+    """Build containers and volumes this process left (other processes may be building at the same time)."""
+    mine = {"label": f"{OWNER_LABEL}={owner_tag()}"}
+    containers = [c.name for c in docker_client.containers.list(all=True, filters=mine)]
+    return containers + [v.name for v in docker_client.volumes.list(filters=mine)]
 
 
 @pytest.fixture
@@ -261,3 +260,40 @@ def test_a_hostile_setup_py_reaches_neither_the_host_nor_the_token(built, docker
     assert not host_file.exists()
     _, found = run_in(env.image, "sh", "-c", f"grep -rls {secret} /usr/local /etc; true")
     assert found == "", "the token must be nowhere in the image"
+
+
+# --- the Python the project needs ----------------------------------------------------------------------------
+
+NEEDS_39 = {  # tested on 3.5-3.8 by its tox.ini; `collections.Mapping` is gone from 3.10 on
+    "tox.ini": "[tox]\nenvlist = py35,py36,py37,py38\n[testenv]\ndeps = pytest\ncommands = pytest\n",
+    "legacy.py": "from collections import Mapping\n\ndef is_mapping(x):\n    return isinstance(x, Mapping)\n",
+    "test_legacy.py": "import sys\nfrom legacy import is_mapping\n\ndef test_it():\n    assert is_mapping({})\n"
+                      "    assert sys.version_info[:2] == (3, 9)\n"}
+NEEDS_313 = {  # copy.replace is new in 3.13
+    "pyproject.toml": '[project]\nname = "modern"\nversion = "0.1"\nrequires-python = ">=3.13"\n',
+    "modern.py": "import copy\nfrom dataclasses import dataclass\n\n@dataclass\nclass P:\n    x: int\n\n"
+                 "def moved(p):\n    return copy.replace(p, x=p.x + 1)\n",
+    "test_modern.py": "import sys\nfrom modern import P, moved\n\ndef test_it():\n    assert moved(P(1)).x == 2\n"
+                      "    assert sys.version_info[:2] == (3, 13)\n"}
+
+
+@pytest.mark.parametrize("files, python", [(NEEDS_39, "3.9"), (NEEDS_313, "3.13")], ids=["3.9", "3.13"])
+def test_the_tests_run_on_the_python_the_project_needs(built, files, python):
+    from bot.fix.testrun import TestCommand, run_tests
+
+    project = checkout({**files, "conftest.py": unique()})
+    env = built(project)
+    assert env.python.version == python and env.image.startswith(f"fixbot-env:py{python}-")
+    with open_sandbox("docker", image=env.image, pool_size=1) as sb:
+        run = run_tests(sb, project.files, TestCommand.parse("pytest"), pythonpath=env.pythonpath)
+    assert len(run.passed) == 1 and not run.failed, run
+
+
+def test_no_available_python_is_one_line_naming_both(built):
+    from bot.fix.python_choice import NoSuitablePython
+
+    project = checkout({"pyproject.toml": '[project]\nname = "x"\nversion = "0"\nrequires-python = "<3.8"\n'})
+    with pytest.raises(NoSuitablePython) as caught:
+        built(project)
+    message = str(caught.value)
+    assert len(message.splitlines()) == 1 and "<3.8" in message and "3.9, 3.11, 3.13" in message, message

@@ -356,3 +356,16 @@ def test_youtube_dl_installs_itself_and_tox_deps(shared_data, tmp_path):
     plan = install_plan(realbug(shared_data, tmp_path, "youtube-dl"))
     assert steps(plan) == [((*PIP, "."), {}), (TOX, {"tox-deps.txt": "nose\ncoverage\n"})]
     assert plan.sources == ("setup.py", "tox.ini") and plan.notes == ()
+
+
+def test_a_project_that_may_not_build_falls_back_to_its_static_dependencies(tmp_path):
+    # a uv-style application: [project] without [build-system], several top-level modules
+    pyproject = ('[project]\nname = "app"\nversion = "0"\ndependencies = ["tabulate==0.9.0"]\n'
+                 '[project.optional-dependencies]\ntest = ["six", "app[extra]"]\nextra = ["toml"]\n')
+    plan = install_plan(make_repo(tmp_path, {"pyproject.toml": pyproject, "a.py": "", "b.py": ""}))
+    fallback = plan.steps[0].fallback
+    assert plan.steps[0].argv == ("pip", "install", ".[test]") and fallback is not None
+    assert fallback.argv == ("pip", "install", "-r", f"{BUILD_DIR}/project-dependencies.txt")
+    assert fallback.files == (("project-dependencies.txt", "tabulate==0.9.0\nsix\n"),)  # not app[extra] itself
+    dynamic = '[project]\nname = "app"\nversion = "0"\ndynamic = ["dependencies"]\n'
+    assert install_plan(make_repo(tmp_path / "d", {"pyproject.toml": dynamic})).steps[0].fallback is None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+import shutil
 import time
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -22,7 +23,8 @@ from bot.fix.pip_settings import PipSettings, pip_settings
 from bot.fix.python_choice import PythonChoice, choose_python
 from bot.fix.types import Checkout
 from sandbox.builder import SRC, BuildBox, BuildSpec, CommandResult, build_box
-from sandbox.image import PYTHONS, default_image, image_exists, require_image
+from sandbox.image import PYTHONS, ImageSpec, build_from_dockerfile, build_offline, default_image, image_exists, \
+    require_image
 
 ENV_REPOSITORY = "fixbot-env"
 LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
@@ -33,7 +35,7 @@ PIP = ("python3", "-m", "pip")
 PIP_ENV = {"PIP_NO_INPUT": "1", "PIP_PROGRESS_BAR": "off", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
            "PIP_ROOT_USER_ACTION": "ignore", "PIP_BREAK_SYSTEM_PACKAGES": "1"}
 # pip 25.1 brought --group (PEP 735); `pip inspect` and `--report` are older. Debian bullseye ships pip 20.3.
-PIP_UPGRADE = (*PIP, "install", "--upgrade", "pip>=25.1")
+PIP_UPGRADE = (*PIP, "install", "pip>=25.1")  # no --upgrade: trixie's own pip 25.1 cannot be uninstalled
 
 
 class DependencyInstallFailed(UserError):
@@ -139,7 +141,16 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None]) -> tu
     _run(box, PIP_UPGRADE, "upgrading pip")
     for index, step in enumerate(plan.steps):
         log(f"environment: installing {step.what}")
-        _run(box, _step_argv(step, index), f"installing {step.what} ({step.source})")
+        try:
+            _run(box, _step_argv(step, index), f"installing {step.what} ({step.source})")
+        except DependencyInstallFailed as exc:
+            if step.fallback is None:
+                raise
+            log(f"environment: the project does not install as a package; installing {step.fallback.what}")
+            try:
+                _run(box, _step_argv(step.fallback, index), f"installing {step.fallback.what}")
+            except DependencyInstallFailed:
+                raise exc from None
     result = _run(box, ("python3", "-c", LOCK_SCRIPT), "listing what was installed (pip inspect)", echo=False)
     found = json.loads(result.output.rpartition("FIXBOT-LOCK ")[2].splitlines()[0])
     if found["itself"]:  # its code comes from the checkout in every test run
@@ -150,7 +161,7 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None]) -> tu
 def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: str, plan: InstallPlan,
            pip: PipSettings, cached: str, log: Callable[[str], None]) -> tuple[str, tuple[str, ...]]:
     files = {path: checkout.files[path] for path in checkout.files}
-    for step in plan.steps:
+    for step in (*plan.steps, *(s.fallback for s in plan.steps if s.fallback)):
         files.update({f"{BUILD_DIR}/{name}": text.encode() for name, text in step.files})
     spec = BuildSpec(base=base, files=files, extra_files=pip.files, allow_hosts=pip.hosts, env={**PIP_ENV, **pip.env})
     log(f"environment: building on {base}; the build reaches only {', '.join(pip.hosts)}")
@@ -163,6 +174,20 @@ def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: s
             box.commit(repository, name, labels)
     client.images.get(tag).tag(*cached.split(":"))
     return tag, lock
+
+
+def ensure_base(client: docker.DockerClient, python: str, log: Callable[[str], None]) -> str:
+    """The sandbox base of `python`, built once when missing: offline from the machine's apt mirror where
+    mmdebstrap is installed, else from the Dockerfile on `python:X.Y-slim` (the Action's runners have a registry)."""
+    base = default_image(python)
+    spec = ImageSpec(python=python)
+    if image_exists(client, base) or base != spec.tag():  # an image named by FIXBOT_SANDBOX_IMAGE is not ours to build
+        require_image(client, base)
+        return base
+    log(f"environment: the Python {python} sandbox base is missing; building it once (a few minutes)")
+    if shutil.which("mmdebstrap"):
+        return build_offline(client, spec, log)
+    return build_from_dockerfile(client, spec, log)
 
 
 def plan_environment(checkout: Checkout, request: EnvRequest) -> tuple[PythonChoice, InstallPlan]:
@@ -178,8 +203,8 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
     a cached `fixbot-env` image with the project's environment (built here when missing)."""
     start = time.monotonic()
     choice, plan = plan_environment(checkout, request)
-    base = default_image(choice.version)
     log(f"environment: Python {choice.version} ({choice.source})")
+    base = ensure_base(client, choice.version, lambda line: log(f"  {line}"))
     for note in plan.notes:
         log(f"environment: {note}")
 
@@ -187,7 +212,6 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
         return Environment(image=image, python=choice, plan=plan, pythonpath=python_path(checkout), built=built,
                            setup_s=time.monotonic() - start, lock=lock)
 
-    require_image(client, base)
     if not plan.steps:
         log("environment: nothing to install; using the sandbox image as it is")
         return done(base, False)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import configparser
 import hashlib
 import json
+import re
 import tomllib
 from dataclasses import dataclass
 from typing import Any, Sequence
@@ -35,6 +36,9 @@ class InstallStep:
     argv: tuple[str, ...]  # run with cwd /src; argv[0] "pip" is `python -m pip` of the target Python
     files: tuple[tuple[str, str], ...] = ()  # (path under /src/.fixbot-build/, text) to write before running
     source: str  # the file (or "setup") that asked for this step
+    # run instead when this step fails: the project's statically declared dependencies, for a project that does
+    # not build as a package (a uv-style application: [project] without [build-system], several top-level modules)
+    fallback: InstallStep | None = None
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +58,8 @@ class _Project:
     groups: tuple[str, ...]  # its PEP 735 dependency groups
     tests_require: tuple[tuple[str, tuple[str, ...]], ...]  # (file, requirement strings)
     files: tuple[str, ...]  # other files its metadata reads (setuptools `file =` directives)
+    declared: tuple[str, ...] | None = None  # [project] dependencies and optional ones by extra, when static
+    optional: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def install_plan(checkout: Checkout, *, setup: Sequence[str] = (), python: str | None = None) -> InstallPlan:
@@ -178,10 +184,23 @@ def _read_project(checkout: Checkout, notes: list[str]) -> _Project:
         tests_require.append(("setup.py", setup_py.tests_require))
     if cfg_project and (cfg_tests := _cfg_list(cfg, "options", "tests_require")):
         tests_require.append(("setup.cfg", cfg_tests))
+    project = _table(data, "project")
+    static = "project" in data and "dependencies" not in (project.get("dynamic") or [])
+    optional = _table(project, "optional-dependencies")
     return _Project(source=source,
                     extras=tuple(dict.fromkeys(e for names in readable for e in names)) if readable else None,
                     groups=tuple(_table(data, "dependency-groups")), tests_require=tuple(tests_require),
-                    files=tuple(_file_directives(_table(data, "tool", "setuptools", "dynamic"))))
+                    files=tuple(_file_directives(_table(data, "tool", "setuptools", "dynamic"))),
+                    declared=_strings(project.get("dependencies", []), project) if static else None,
+                    optional=tuple((name, _strings(value, project)) for name, value in optional.items()))
+
+
+def _strings(value: Any, project: dict[str, Any]) -> tuple[str, ...]:
+    """The requirement strings of a list, without the project's own name (`demo[test]` inside demo)."""
+    itself = canonicalize_name(str(project.get("name", "")))
+    own = re.compile(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+    return tuple(v for v in value if isinstance(v, str) and (m := own.match(v)) and
+                 canonicalize_name(m.group(1)) != itself) if isinstance(value, list) else ()
 
 
 def _wanted(declared: tuple[str, ...], extra: tuple[str, ...] = ()) -> tuple[str, ...]:
@@ -201,7 +220,20 @@ def _project_steps(project: _Project, tox: ToxDeps | None) -> list[InstallStep]:
     extras = _wanted(project.extras or (), tox.extras if tox else ())  # tox's `extras` are the project's recipe
     target = f".[{','.join(extras)}]" if extras else "."
     what = f"the project with its extras {', '.join(extras)}" if extras else "the project"
-    return [InstallStep(what=f"{what} ({project.source})", argv=("pip", "install", target), source=project.source)]
+    return [InstallStep(what=f"{what} ({project.source})", argv=("pip", "install", target), source=project.source,
+                        fallback=_declared_step(project, extras))]
+
+
+def _declared_step(project: _Project, extras: tuple[str, ...]) -> InstallStep | None:
+    if project.declared is None:
+        return None
+    wanted = {canonicalize_name(e) for e in extras}
+    lines = [*project.declared, *(line for name, group in project.optional if canonicalize_name(name) in wanted
+                                  for line in group)]
+    name = "project-dependencies.txt"
+    return InstallStep(what="the dependencies [project] declares, without the project itself (pyproject.toml)",
+                       argv=("pip", "install", "-r", f"{BUILD_DIR}/{name}"), source="pyproject.toml",
+                       files=((name, "".join(f"{line}\n" for line in lines)),))
 
 
 def _requirements_file(name: str, lines: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
