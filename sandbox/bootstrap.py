@@ -13,6 +13,10 @@ from .errors import ImageBuildFailed
 
 Log = Callable[[str], None]
 DOC_EXCLUDES = ("/usr/share/man/*", "/usr/share/doc/*", "/usr/share/info/*", "/usr/share/locale/*")
+POCKETS = ("", "-updates", "-security")
+# the names a Debian archive's suites go by: a source using one is a Debian mirror, which serves the others too
+DEBIAN_RELEASES = ("buster", "bullseye", "bookworm", "trixie", "forky", "oldoldstable", "oldstable", "stable",
+                   "testing")
 
 
 @dataclass(frozen=True)
@@ -69,21 +73,50 @@ def read_apt_sources(apt_dir: Path = Path("/etc/apt")) -> list[AptSource]:
     return found
 
 
+def _debian_suite(suite: str) -> tuple[str, str] | None:
+    """(release, pocket) of a Debian suite name: ("bookworm", "-security"); None for anything else."""
+    for pocket in POCKETS[::-1]:  # "" last: it matches every name
+        release = suite[:len(suite) - len(pocket)] if pocket else suite
+        if suite.endswith(pocket) and release in DEBIAN_RELEASES:
+            return release, pocket
+    return None
+
+
 def mirror_lines(sources: Sequence[AptSource], suite: str) -> list[str]:
-    """One-line apt entries for `suite`, `suite-updates` and `suite-security`, in the machine's order."""
-    wanted = {suite, f"{suite}-updates", f"{suite}-security"}
+    """One-line apt entries for `suite`, `suite-updates` and `suite-security`, in the machine's order.
+
+    The entries naming `suite` when the machine has them; otherwise the machine's entries for another Debian
+    release, moved to `suite` pocket by pocket (a bookworm machine's mirror serves bullseye and trixie at the same
+    addresses, security updates included: `bullseye-security` on the security mirror)."""
+    def same(name: str) -> str | None:
+        return name if name in {suite + pocket for pocket in POCKETS} else None
+
+    def moved(name: str) -> str | None:
+        found = _debian_suite(name)
+        return suite + found[1] if found else None
+
+    lines = _lines(sources, same)
+    if not any(line.split()[2] == suite for line in lines):
+        # a Debian archive always has `main`; a vendor's repository named after the release (`bookworm stable`)
+        # need not serve another release
+        lines = _lines([s for s in sources if "main" in s.components], moved)
+    if not any(line.split()[2] == suite for line in lines):
+        raise ImageBuildFailed(
+            f"no apt source for Debian {suite} in /etc/apt/sources.list(.d): add one, or pass --mirror URL"
+        )
+    return lines
+
+
+def _lines(sources: Sequence[AptSource], to_suite: Callable[[str], str | None]) -> list[str]:
     lines: list[str] = []
     for src in sources:
         if not src.uri.startswith(("http://", "https://", "file:/")):
             continue
         for s in src.suites:
-            line = f"deb {src.uri} {s} {' '.join(src.components) or 'main'}"
-            if s in wanted and line not in lines:
+            wanted = to_suite(s)
+            line = f"deb {src.uri} {wanted} {' '.join(src.components) or 'main'}"
+            if wanted and line not in lines:
                 lines.append(line)
-    if not any(line.split()[2] == suite for line in lines):
-        raise ImageBuildFailed(
-            f"no apt source for Debian {suite} in /etc/apt/sources.list(.d): add one, or pass --mirror URL"
-        )
     return lines
 
 
@@ -92,7 +125,7 @@ def run_mmdebstrap(suite: str, packages: Sequence[str], mirrors: Sequence[str], 
         raise ImageBuildFailed("mmdebstrap is not installed: run `apt-get install mmdebstrap` (or `make setup`)")
     cmd = ["mmdebstrap", "--variant=essential", f"--include={','.join(packages)}",
            *[f"--dpkgopt=path-exclude={p}" for p in DOC_EXCLUDES], suite, str(out), *mirrors]
-    log(f"bootstrapping Debian {suite} with {', '.join(packages)} (about 2 minutes)")
+    log(f"bootstrapping Debian {suite} with {', '.join(packages)} (about a minute)")
     start = time.monotonic()
     tail: list[str] = []
     with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, errors="replace") as proc:

