@@ -62,7 +62,8 @@ def _record(nodeid, outcome):
 
 
 def pytest_configure(config):
-    _state["rootdir"] = str(config.rootpath)
+    # config.rootpath came with pytest 6.1; Debian bullseye's pytest (6.0.2) has only config.rootdir (a py.path)
+    _state["rootdir"] = str(getattr(config, "rootpath", None) or config.rootdir)
     _start_coverage()
     _read_selection(config)
     limit = float(os.environ.get("FIXBOT_TEST_TIMEOUT") or 0)
