@@ -297,3 +297,45 @@ def test_no_available_python_is_one_line_naming_both(built):
         built(project)
     message = str(caught.value)
     assert len(message.splitlines()) == 1 and "<3.8" in message and "3.9, 3.11, 3.13" in message, message
+
+
+# --- fixbot env -----------------------------------------------------------------------------------------------
+
+def _repo(root: Path, files: dict[str, str]) -> Path:
+    for path, text in files.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    return root
+
+
+def test_fixbot_env_shows_the_plan_then_builds_and_reuses(tmp_path, docker_client):
+    from .conftest import run_fixbot
+
+    root = _repo(tmp_path / "demo", {"setup.py": SETUP_PY.format(marker=unique()), "demo.py": "", "test_demo.py": "",
+                                      "tox.ini": "[tox]\nenvlist = py38\n[testenv]\ndeps = six==1.16.0\n"})
+    plan = run_fixbot("env", str(root), "--dry-run")
+    assert plan.returncode == 0, plan.stderr
+    assert "python:  3.9 (tox.ini envlist (py38): 3.8 is not available, the nearest newer)" in plan.stdout
+    assert "$ pip install ." in plan.stdout and "(not built yet)" in plan.stdout
+    built_now = run_fixbot("env", str(root), "--lock")
+    again = run_fixbot("env", str(root))
+    image = again.stdout.split("ready:   ")[1].split()[0]
+    try:
+        assert built_now.returncode == 0 and again.returncode == 0, built_now.stdout + built_now.stderr
+        assert "  tabulate==0.9.0 --hash=sha256:" in built_now.stdout and "six==1.16.0" in built_now.stdout
+        assert "(cached)" in again.stdout and "reusing" in again.stdout
+    finally:
+        docker_client.images.remove(image, force=True)
+
+
+def test_fixbot_env_bad_input_is_exit_2_with_pips_reason(tmp_path):
+    from .conftest import run_fixbot
+
+    root = _repo(tmp_path / "bad", {"requirements.txt": "fixbot-no-such-package-xyz==1.0\n" + unique(),
+                                    "test_x.py": ""})
+    proc = run_fixbot("env", str(root))
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr, proc.stderr
+    assert proc.stderr.startswith("fixbot: error: setting up the test environment failed: installing the "
+                                  "requirements in requirements.txt")
+    assert "No matching distribution found for fixbot-no-such-package-xyz==1.0" in proc.stderr
