@@ -23,6 +23,7 @@ from docker.errors import APIError, ImageNotFound, NotFound
 
 from .containers import LABEL, OWNER_LABEL, owner_tag
 from .errors import ImageMissing, SandboxError
+from .image import build_command
 
 SRC = "/src"
 PROXY_PORT = 3128
@@ -187,7 +188,7 @@ def build_box(client: docker.DockerClient, spec: BuildSpec, log: Callable[[str],
     try:
         client.images.get(spec.base)
     except ImageNotFound:
-        raise ImageMissing(f"base image {spec.base} is missing: run `fixbot sandbox build --offline`") from None
+        raise ImageMissing(f"base image {spec.base} is missing: run `{build_command(spec.base)}`") from None
     session = uuid.uuid4().hex[:12]
     labels = {LABEL: f"build-{session}", OWNER_LABEL: owner_tag()}
     volume = client.api.create_volume(f"fixbot-egress-{session}", labels=labels)["Name"]

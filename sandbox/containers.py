@@ -11,6 +11,7 @@ from docker.errors import APIError, DockerException, ImageNotFound, NotFound
 
 from .channel import Channel
 from .errors import DockerUnavailable, ImageMissing
+from .image import build_command
 from .types import Limits
 from .wire import runner_source
 
@@ -78,7 +79,7 @@ def create(client: docker.DockerClient, image: str, limits: Limits, session: str
             host_config=_host_config(client, limits),
         )["Id"]
     except ImageNotFound as exc:
-        raise ImageMissing(f"sandbox image {image} is missing: run `fixbot sandbox build --offline`") from exc
+        raise ImageMissing(f"sandbox image {image} is missing: run `{build_command(image)}`") from exc
     try:
         handle = api.attach_socket(cid, params={"stdin": 1, "stdout": 1, "stderr": 1, "stream": 1})
         api.start(cid)
