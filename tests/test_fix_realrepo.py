@@ -1,10 +1,12 @@
 """The pipeline on failures real CI has (issue: real repositories), in the real Docker sandbox with repositories made
 here: a mutant that fixes the failing test and breaks a neighbour, a partial fix, a hanging test, a candidate that
-breaks the test module's import, a time budget that holds, SIGTERM mid-run. A scripted model (tests/test_fix.py's
-ByNameLLM) drives the agent; tests/test_fix_realrepo_bundled.py does two of these with the bundled model."""
+breaks the test module's import, a bug split between a helper and its caller, a time budget that holds, SIGTERM
+mid-run. A scripted model (tests/test_fix.py's ByNameLLM) drives the agent; tests/test_fix_realrepo_bundled.py does
+some of these with the bundled model."""
 from __future__ import annotations
 
 import json
+import re
 import signal
 import subprocess
 import textwrap
@@ -18,7 +20,7 @@ from bot.fix.result import write_outputs
 from bot.llm import Completion
 
 from .conftest import FIXBOT, REPO
-from .test_fix import ByNameLLM, fix_example
+from .test_fix import ByNameLLM, fix_example, suite_after_patch
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -193,6 +195,94 @@ def test_a_candidate_that_breaks_the_import_is_a_failed_attempt(tmp_path, docker
     assert result.status == "fixed", result.message
     first = result.repairs[0].attempts[0]
     assert first.outcome == "failed" and "NameError" in first.feedback and "List" in first.feedback
+
+
+# The caller passes its arguments swapped AND the helper multiplies where it should divide: convert(10, "USD") is
+# 12.5 instead of 8.0. No change of one function alone passes the failing test and the three that pass (rate(s, t)
+# must be 1.25 for ("EUR", "USD") and 0.8 the other way, while the caller's product is symmetric), so the one-span
+# repairs fail, the search with them, and only changing both fixes it.
+SPLIT = '''\
+RATES = {"EUR": 1.0, "USD": 1.25, "GBP": 0.8}  # what one euro buys of each currency
+
+
+def convert(amount, currency, to="EUR"):
+    """`amount` in `currency`, converted to the currency `to`, rounded to cents."""
+    return round(amount * rate(to, currency), 2)
+
+
+def rate(source, target):
+    """How much of `target` one unit of `source` buys."""
+    return RATES[target] * RATES[source]
+'''
+SPLIT_CALLER_FIXED = '''\
+def convert(amount, currency, to="EUR"):
+    return round(amount * rate(currency, to), 2)
+'''
+SPLIT_HELPER_FIXED = '''\
+def rate(source, target):
+    return RATES[target] / RATES[source]
+'''
+SPLIT_TESTS = '''\
+from money import convert, rate
+
+
+def test_dollars_to_euros():
+    assert convert(10, "USD") == 8.0
+
+
+def test_euros_to_dollars():
+    assert convert(10, "EUR", to="USD") == 12.5
+
+
+def test_euros_stay_euros():
+    assert convert(5, "EUR") == 5.0
+
+
+def test_the_rate_of_the_dollar():
+    assert rate("EUR", "USD") == 1.25
+'''
+
+
+class SplitLLM(ByNameLLM):
+    """Asked for one function, it fixes that one alone (never enough); asked for both, it answers with both, each
+    in its own block."""
+
+    def complete(self, messages, *, temperature=0.0, max_tokens=512, seed=None) -> Completion:
+        asked = re.findall(r"Reply with the corrected (functions? `[^.]*)\.", messages[-1].content)[-1]
+        names = tuple(re.findall(r"`(\w+)`", asked))
+        self.asked.append(", ".join(names))
+        answers = {"convert": SPLIT_CALLER_FIXED, "rate": SPLIT_HELPER_FIXED}
+        text = "\n".join(f"```python\n{answers[n]}```" for n in names)
+        return Completion(text=text, prompt_tokens=10, completion_tokens=10, latency_s=0.0, model="split")
+
+
+def test_a_bug_split_between_a_helper_and_its_caller_is_fixed_by_changing_both(tmp_path, docker_client,
+                                                                               sandbox_image):
+    """Both functions are ranked (coverage of the failing test); the one-span repairs of each fail, the search finds
+    no one-edit fix, and the two are repaired together: one answer with both functions, spliced each into its own
+    span, the failing test passes, the guards still pass, and the whole suite verifies."""
+    root = make_repo(tmp_path / "split", {"money.py": SPLIT, "tests/test_money.py": SPLIT_TESTS})
+    llm = SplitLLM({})
+    result, env = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    assert [(r.target.qualname, r.helper and r.helper.qualname, r.status) for r in result.repairs] == [
+        ("convert", None, "not_fixed"), ("rate", None, "not_fixed"), ("convert", "rate", "fixed")]
+    assert all(not s.fixed for r in result.repairs[:2] for s in r.searches)  # no one-edit fix of either
+    assert llm.asked[0] == "convert" and llm.asked[-1] == "convert, rate" and "rate" in llm.asked
+    pair = result.repairs[-1]
+    assert pair.tests == ("tests/test_money.py::test_dollars_to_euros",) and pair.guards == 3
+    changed = [line for line in result.diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
+    assert changed == ["-    return round(amount * rate(to, currency), 2)",
+                       "+    return round(amount * rate(currency, to), 2)",
+                       "-    return RATES[target] * RATES[source]",
+                       "+    return RATES[target] / RATES[source]"]  # byte-faithful: docstrings kept, two lines
+    assert result.changed_lines == 2
+    assert "split between `convert` (money.py, lines 4-6) and `rate` (money.py, lines 9-11)" in result.explanation
+    out = tmp_path / "out"
+    write_outputs(result, out)
+    assert "| `money.py::convert` + `money.py::rate` |" in (out / "report.md").read_text()
+    assert json.loads((out / "report.json").read_text())["repairs"][-1]["helper"]["qualname"] == "rate"
+    assert suite_after_patch(root, result.diff, env.image, env.pythonpath).green
 
 
 class SlowLLM(ByNameLLM):

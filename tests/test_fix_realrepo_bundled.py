@@ -1,6 +1,7 @@
-"""Two of the real-repository cases of tests/test_fix_realrepo.py end to end with the bundled model, through the CLI
-as a user runs it: a test that hangs, and a loop whose one-edit mutant fixes the failing test but breaks the others
-(so the model, not the search, must find the fix)."""
+"""Three of the real-repository cases of tests/test_fix_realrepo.py end to end with the bundled model, through the
+CLI as a user runs it: a test that hangs, a loop whose one-edit mutant fixes the failing test but breaks the others
+(so the model, not the search, must find the fix), and a bug split between a helper and its caller (only a change
+of both fixes it)."""
 from __future__ import annotations
 
 import json
@@ -9,14 +10,14 @@ import time
 import pytest
 
 from .conftest import run_fixbot
-from .test_fix_realrepo import BFS, BFS_TESTS, HANG, HANG_TESTS, make_repo
+from .test_fix_realrepo import BFS, BFS_TESTS, HANG, HANG_TESTS, SPLIT, SPLIT_TESTS, make_repo
 
 pytestmark = [pytest.mark.model, pytest.mark.timeout(1200)]
 
 
-def _fix(root, out):
+def _fix(root, out, *more: str, wall: int = 600):
     started = time.monotonic()
-    proc = run_fixbot("fix", str(root), "--out", str(out), "--wall", "600", timeout=1100)
+    proc = run_fixbot("fix", str(root), "--out", str(out), "--wall", str(wall), *more, timeout=1100)
     report = json.loads((out / "report.json").read_text())
     return proc, report, time.monotonic() - started
 
@@ -38,3 +39,19 @@ def test_bundled_model_is_never_let_off_with_a_regressing_mutant(tmp_path):
     assert all(r["status"] != "regressed" for r in report["repairs"])
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert report["status"] == "fixed" and "while queue" in report["diff"]
+
+
+def test_bundled_model_repairs_a_bug_split_between_a_helper_and_its_caller(tmp_path):
+    """Two model calls for each function alone (neither can pass), then both in one prompt: on 2026-11-25 the first
+    such call's answers passed (2 of 3 samples), 10 min in all with 3 calls per function on a busy machine."""
+    root = make_repo(tmp_path / "split", {"money.py": SPLIT, "tests/test_money.py": SPLIT_TESTS})
+    proc, report, _ = _fix(root, tmp_path / "out", "--iterations", "2", wall=900)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert report["status"] == "fixed"
+    fixed = [(r["target"]["qualname"], (r["helper"] or {}).get("qualname")) for r in report["repairs"]
+             if r["status"] == "fixed"]
+    assert fixed == [("convert", "rate")]
+    # both functions' buggy lines changed, nothing else
+    assert "-    return round(amount * rate(to, currency), 2)" in report["diff"]
+    assert "-    return RATES[target] * RATES[source]" in report["diff"]
+    assert report["changed_lines"] == 2 and "split between `convert`" in report["explanation"]

@@ -3,9 +3,10 @@
 Faithful means the repaired function keeps the original's docstring, comments and untouched lines byte for
 byte, so that the diff shows only the fix: small models re-indent, re-quote and drop docstrings freely.
 
-A target may also be an assignment statement (a module constant, a dict of lambdas, a class attribute): the
-original's own shape decides, so every caller keeps passing (text, name, original). For an assignment, the
-answer's top-level statement assigning the same names is the candidate, and "the signature" is those names.
+A target may also be an assignment statement (a module constant, a dict of lambdas, a class attribute), or
+several functions (a caller and its helper, bot/agent/parts.py): the original's own shape decides, so every
+caller keeps passing (text, name, original). For an assignment, the answer's top-level statement assigning the
+same names is the candidate, and "the signature" is those names; several functions are each handled as one.
 """
 from __future__ import annotations
 
@@ -16,21 +17,12 @@ import io
 import re
 import textwrap
 import tokenize
-from dataclasses import dataclass
 from typing import Literal
 
-FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
-Problem = Literal["syntax", "signature", "missing"]
-Kind = Literal["function", "assignment"]
+from .blocks import FENCE, Extracted, code_blocks, find_function, function_span, segment, syntax_detail
+from .parts import extract_parts, function_parts, join_parts
 
-
-@dataclass(frozen=True)
-class Extracted:
-    """A function found in model text, or the reason none could be used."""
-
-    code: str | None
-    problem: Problem | None = None
-    detail: str = ""
+Kind = Literal["function", "assignment", "functions"]
 
 
 def _plain_names(target: ast.expr) -> list[str] | None:
@@ -71,42 +63,11 @@ def _assignments(code: str) -> list[tuple[str, ...]] | None:
 
 
 def target_kind(source: str) -> Kind:
-    """"assignment" when the target's code is assignment statements only, else "function"."""
-    return "assignment" if _assignments(source) is not None else "function"
-
-
-def _blocks(text: str) -> list[str]:
-    blocks = [m.group(1) for m in FENCE.finditer(text)]
-    return blocks + [text] if not blocks or "def " not in "".join(blocks) else blocks
-
-
-def find_function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-    """The top-level function (or method of a top-level class) called `name`; the last one wins."""
-    found = None
-    for node in tree.body:
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.name == name:
-            found = node
-        elif isinstance(node, ast.ClassDef):
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)) and item.name == name:
-                    found = item
-    return found
-
-
-def function_span(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[int, int]:
-    """1-based first and last line, decorators included."""
-    first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-    return first, node.end_lineno or node.lineno
-
-
-def _segment(source: str, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str:
-    first, last = function_span(node)
-    return textwrap.dedent("\n".join(source.splitlines()[first - 1:last])) + "\n"
-
-
-def _syntax_detail(exc: SyntaxError) -> str:
-    line = (exc.text or "").rstrip()
-    return f"line {exc.lineno}: {exc.msg}" + (f"\n    {line}" if line else "")
+    """"assignment" when the target's code is assignment statements only, "functions" when it is several
+    functions (a two-span repair), else "function"."""
+    if _assignments(source) is not None:
+        return "assignment"
+    return "functions" if function_parts(source) else "function"
 
 
 def extract_function(text: str, name: str, original: str) -> Extracted:
@@ -115,8 +76,11 @@ def extract_function(text: str, name: str, original: str) -> Extracted:
     wanted = _assignments(original)
     if wanted is not None:
         return extract_assignment(text, wanted, name)
+    parts = function_parts(original)
+    if parts:
+        return extract_parts(text, parts)
     first_error: SyntaxError | None = None
-    for block in _blocks(text):
+    for block in code_blocks(text):
         source = textwrap.dedent(block).strip("\n") + "\n"
         try:
             tree = ast.parse(source)
@@ -125,14 +89,14 @@ def extract_function(text: str, name: str, original: str) -> Extracted:
             continue
         node = find_function(tree, name)
         if node is not None:
-            return Extracted(_segment(source, node))
+            return Extracted(segment(source, node))
         if tree.body and not any(isinstance(n, (ast.FunctionDef, ast.ClassDef)) for n in tree.body):
             # A body without its `def` line: give it the original header.
             wrapped = _with_original_header(original, source)
             if wrapped:
                 return Extracted(wrapped)
     if first_error is not None:
-        return Extracted(None, "syntax", _syntax_detail(first_error))
+        return Extracted(None, "syntax", syntax_detail(first_error))
     return Extracted(None, "missing", f"the answer has no function named `{name}`")
 
 
@@ -155,7 +119,7 @@ def extract_assignment(text: str, wanted: list[tuple[str, ...]], name: str) -> E
             return Extracted("".join(textwrap.dedent("\n".join(lines[last[n].lineno - 1:last[n].end_lineno])) + "\n"
                                      for n in wanted))
     if first_error is not None:
-        return Extracted(None, "syntax", _syntax_detail(first_error))
+        return Extracted(None, "syntax", syntax_detail(first_error))
     return Extracted(None, "missing", f"the answer has no assignment to `{name}`")
 
 
@@ -185,6 +149,10 @@ def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple:
 def signature_problem(candidate: str, original: str, name: str) -> str | None:
     """Why the candidate cannot replace the original (wrong name or parameters; for an assignment, other names
     assigned), or None."""
+    parts = function_parts(original)
+    if parts:
+        got = dict(function_parts(candidate))
+        return next((p for n, part in parts if (p := signature_problem(got.get(n, ""), part, n))), None)
     wanted = _assignments(original)
     if wanted is not None:
         got = _assignments(candidate)
@@ -300,7 +268,10 @@ def faithful(candidate: str, original: str) -> str:
     """The candidate's behaviour in the original's text. Code lines the candidate left alone (modulo
     whitespace and quotes) and the original docstring are restored byte for byte; the original's comments and
     blank lines stay where they were, and comments the model added are dropped. Falls back to the candidate
-    itself whenever the merge would not be the same program."""
+    itself whenever the merge would not be the same program. Several functions: each part on its own."""
+    parts, got = function_parts(original), function_parts(candidate)
+    if parts and [n for n, _ in got] == [n for n, _ in parts]:
+        return join_parts([faithful(new, old) for (_, new), (_, old) in zip(got, parts)])
     original = textwrap.dedent(original)
     orig = original.rstrip("\n").splitlines()
     try:
@@ -374,11 +345,16 @@ def function_source(module: str, name: str) -> str:
     node = find_function(ast.parse(module), name)
     if node is None:
         raise ValueError(f"no function {name!r} in the module")
-    return _segment(module, node)
+    return segment(module, node)
 
 
 def split_docstring(source: str) -> tuple[str, str]:
-    """(the function without its docstring, the docstring's text). Shown apart, the model cannot echo it."""
+    """(the function without its docstring, the docstring's text). Shown apart, the model cannot echo it.
+    Several functions: each without its docstring, and their docstrings one paragraph each."""
+    parts = function_parts(source)
+    if parts:
+        split = [split_docstring(text) for _, text in parts]
+        return join_parts([code for code, _ in split]), "\n\n".join(doc for _, doc in split if doc)
     source = textwrap.dedent(source)
     span = _docstring_lines(source)
     if span is None:

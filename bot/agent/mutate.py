@@ -6,7 +6,8 @@ comparison, arithmetic and boolean operator swaps; dropped operands; constants +
 families (min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`;
 another variable of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure
 names first and caps the list. An assignment target (a table of lambdas, a constant) gets the same edits of its
-value, except deleting the statement: that would drop the name it defines.
+value, except deleting the statement: that would drop the name it defines. A target of several functions gets
+the edits of each function, one at a time.
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .code import assigned_names, code_hash, find_function
+from .parts import function_parts
 
 Edit = tuple[int, int, str]  # start, end (character offsets in the function's text), replacement
 
@@ -253,12 +255,13 @@ def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset
     func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module | None = find_function(tree, name)
     if func is None and tree.body and all(assigned_names(n) for n in tree.body):
         func = tree
-    if func is None:
-        return []
+    scopes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Module] = [func] if func is not None else []
+    if func is None and function_parts(function_source):  # a caller and its helper: one edit in one of them
+        scopes = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     text = _Text(function_source)
     seen = {code_hash(function_source), *exclude}
     found = []
-    for operator, edit in _edits(text, func):
+    for operator, edit in (e for scope in scopes for e in _edits(text, scope)):
         candidate = _apply(function_source, edit)
         try:
             ast.parse(candidate)

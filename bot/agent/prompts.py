@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import difflib
 import textwrap
+from typing import Sequence
 
 from ..llm.types import Message
 from .code import split_docstring, target_kind
+from .parts import function_names, function_parts
 from .types import Attempt, Failure, Target
 
 SYSTEM = """You repair one buggy Python function so that its tests pass.
@@ -21,6 +23,15 @@ ASSIGNMENT_SYSTEM = """You repair one buggy Python assignment statement (a const
 that its tests pass. The bug is small: usually one value, operator, constant or condition inside it.
 Reply with the whole corrected statement in one ```python code block and nothing else: no explanation, no tests.
 Assign exactly the same names. Change as little as possible."""
+
+# A caller and its helper, repaired together (bot/agent/parts.py): two answers, each a whole function, are
+# what a small model writes reliably; one block per function is what it is asked for.
+FUNCTIONS_SYSTEM = """You repair a bug that is split between two Python functions: a function and the helper it
+calls. Both need a small change for the tests to pass: usually one line in each, often a wrong operator, constant,
+argument, call or condition.
+Reply with both corrected functions, each whole in its own ```python code block, and nothing else:
+no explanation, no docstring, no tests, no usage example.
+Keep each function's name and parameters. Change as little as possible."""
 
 MAX_TEST_LINES = 40
 
@@ -45,22 +56,52 @@ def _clip(text: str, max_lines: int) -> str:
 
 
 def _system(target: Target) -> str:
-    return SYSTEM if target_kind(target.source) == "function" else ASSIGNMENT_SYSTEM
+    kind = target_kind(target.source)
+    return SYSTEM if kind == "function" else FUNCTIONS_SYSTEM if kind == "functions" else ASSIGNMENT_SYSTEM
+
+
+def _names(names: Sequence[str]) -> str:
+    quoted = [f"`{n}`" for n in names]
+    return ", ".join(quoted[:-1]) + " and " + quoted[-1] if len(quoted) > 1 else "".join(quoted)
 
 
 def _what(target: Target) -> str:
-    """How the prompts name the target: "function `f`", or "assignment to `TABLE`"."""
-    kind = "function" if target_kind(target.source) == "function" else "assignment to"
-    return f"{kind} `{target.name}`"
+    """How the prompts name the target: "function `f`", "assignment to `TABLE`", "functions `f` and `g`"."""
+    kind = target_kind(target.source)
+    if kind == "functions":
+        return f"functions {_names(function_names(target.source))}"
+    return f"{'function' if kind == 'function' else 'assignment to'} `{target.name}`"
+
+
+def _reply(target: Target) -> str:
+    each = ", each whole in its own ```python block" if target_kind(target.source) == "functions" else ""
+    return f"Reply with the corrected {_what(target)}{each}."
+
+
+def _described(target: Target, numbered: str) -> list[str]:
+    """The task's first lines: what has the bug, what it should do (the docstring, apart), its code."""
+    functions = function_parts(target.source)
+    if not functions:
+        code, doc = split_docstring(target.source)
+        parts = [f"The {_what(target)} has a bug."]
+        if doc:
+            parts += ["What it should do:", textwrap.indent(doc.strip(), "    ")]
+        return parts + (["Its code, with line numbers:", f"```\n{numbered}\n```"] if numbered
+                        else ["Its code:", _fence(code)])
+    caller, *helpers = [name for name, _ in functions]
+    parts = [f"The function `{caller}` and the helper {_names(helpers)} it calls each have a bug: the tests pass only "
+             f"when both are fixed. Check how `{caller}` calls {_names(helpers)} (which arguments, in which order) as "
+             "well as what the helper does with them."]
+    for name, text in functions:
+        code, doc = split_docstring(text)
+        parts += [f"What `{name}` should do:", textwrap.indent(doc.strip(), "    ")] if doc else []
+        parts += [] if numbered else [f"The code of `{name}`:", _fence(code)]
+    return parts + (["Their code, with line numbers:", f"```\n{numbered}\n```"] if numbered else [])
 
 
 def _task(target: Target, failure: Failure, numbered: str = "") -> str:
     """The task; `numbered` shows the code with line numbers instead (for line edits)."""
-    code, doc = split_docstring(target.source)
-    parts = [f"The {_what(target)} has a bug."]
-    if doc:
-        parts += ["What it should do:", textwrap.indent(doc.strip(), "    ")]
-    parts += ["Its code, with line numbers:", f"```\n{numbered}\n```"] if numbered else ["Its code:", _fence(code)]
+    parts = _described(target, numbered)
     if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
         parts += ["It lives next to this code:", _fence(target.context)]
     if failure.tests.strip():
@@ -117,7 +158,7 @@ ORIGINAL = "the original (buggy) function"  # how attempts and searches name the
 def draft(target: Target, failure: Failure, hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     return [Message("system", _system(target)),
             Message("user", f"{_task(target, failure)}\n\nThe tests fail:\n{failure.summary.strip()}\n"
-                            f"{_hints(target, list(hints))}\nReply with the corrected {_what(target)}.")]
+                            f"{_hints(target, list(hints))}\n{_reply(target)}")]
 
 
 def _follow_up(target: Target, failure: Failure, situation: str, attempts: list[Attempt], ask: str,
@@ -126,17 +167,25 @@ def _follow_up(target: Target, failure: Failure, situation: str, attempts: list[
     tried = history(target, attempts)
     return [Message("system", _system(target)),
             Message("user", f"{_task(target, failure)}\n\n{situation.strip()}\n" + (f"\n{tried}\n" if tried else "")
-                    + _hints(target, list(hints)) + f"\n{ask} Reply with the corrected {_what(target)}.")]
+                    + _hints(target, list(hints)) + f"\n{ask} {_reply(target)}")]
 
 
 def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt],
             hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     situation = f"This attempt still fails:\n{_fence(split_docstring(current)[0])}\n{feedback.strip()}"
-    return _follow_up(target, failure, situation, attempts, "Find the real bug.", hints)
+    ask = "Find the real bugs: one in each function." if target_kind(target.source) == "functions" else \
+        "Find the real bug."
+    return _follow_up(target, failure, situation, attempts, ask, hints)
 
 
 def repeat(target: Target, failure: Failure, same_as: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
-    if same_as == ORIGINAL:  # most repeats (86 of 157 in one run): the model saw no bug and changed nothing
+    if same_as == ORIGINAL and target_kind(target.source) == "functions":
+        caller, *helpers = function_names(target.source)
+        situation = f"Your answer did not change the functions: they are still the original (buggy) ones, which " \
+                    f"fail:\n{feedback.strip()}"
+        ask = (f"Each function has a bug. Take the failing test's input, follow it through `{caller}` into "
+               f"{_names(helpers)} line by line, and in each of them change the line that produces a wrong value.")
+    elif same_as == ORIGINAL:  # most repeats (86 of 157 in one run): the model saw no bug and changed nothing
         situation = f"Your answer did not change the function: it is still {ORIGINAL}, which fails:\n{feedback.strip()}"
         ask = ("The function has a bug. Take the failing test's input, follow it through the code line by line, "
                "find the line that produces the wrong value, and change that line.")
@@ -147,11 +196,12 @@ def repeat(target: Target, failure: Failure, same_as: str, feedback: str, attemp
 
 
 def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
-    same = "with the same name and parameters" if target_kind(target.source) == "function" else \
-        "assigning the same names"
+    same = {"function": "in one ```python block, with the same name and parameters",
+            "functions": "each in its own ```python block, with the same names and parameters",
+            "assignment": "in one ```python block, assigning the same names"}[target_kind(target.source)]
     return [Message("system", _system(target)),
             Message("user", f"{_task(target, failure)}\n\nYour last answer could not be used: {problem.strip()}\n\n"
-                            f"Reply with the complete corrected {_what(target)} in one ```python block, {same}.")]
+                            f"Reply with the complete corrected {_what(target)} {same}.")]
 
 
 THOUGHT_PATCH_SYSTEM = """You find and fix the bug in one Python function whose tests fail, in the step each message asks

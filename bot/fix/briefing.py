@@ -1,14 +1,16 @@
 """What the agent is told about a repository target (its code, what surrounds it, the tests that blame it), and
-the short root-cause explanation written once it is fixed."""
+the short root-cause explanation written once it is fixed. A two-span repair (a caller and the helper it calls)
+is one target of the agent's: both functions, the caller first (bot/agent/parts.py)."""
 from __future__ import annotations
 
 import re
 import textwrap
-from typing import Iterable, Mapping
+from typing import Iterable, Mapping, Sequence
 
 from bot.agent import Failure as AgentFailure
 from bot.agent import Target
 from bot.agent.code import changed_lines
+from bot.agent.parts import join_parts
 from bot.failures import Failure
 
 from .spans import function_spans, names_of
@@ -22,28 +24,36 @@ def _text(files: Mapping[str, bytes], path: str) -> str:
     return files[path].decode("utf-8", "surrogateescape")
 
 
-def target_source(files: Mapping[str, bytes], target: CodeTarget) -> str:
+def _span_text(files: Mapping[str, bytes], target: CodeTarget) -> str:
     lines = _text(files, target.path).splitlines(keepends=True)
     return textwrap.dedent("".join(lines[target.start - 1:target.end]))
 
 
-def _context(module: str, target: CodeTarget) -> str:
-    """The module's imports, and for a method or class attribute its class line: enough for the model to read
+def target_source(files: Mapping[str, bytes], *targets: CodeTarget) -> str:
+    """The target's code, dedented; for a caller and its helper, both functions in that order."""
+    texts = [_span_text(files, t) for t in targets]
+    return texts[0] if len(texts) == 1 else join_parts(texts)
+
+
+def _context(files: Mapping[str, bytes], targets: Sequence[CodeTarget]) -> str:
+    """The modules' imports, and for a method or class attribute its class line: enough for the model to read
     names right."""
-    lines = module.splitlines()
-    keep = [line for line in lines if IMPORT_LINE.match(line)]
-    qualname = names_of(target.qualname, target.kind)[0]  # an assignment of several names: all in one class
-    if "." in qualname:
-        cls = qualname.split(".")[-2]
-        keep += [line.strip() for line in lines if re.match(rf"^\s*class\s+{re.escape(cls)}\b", line)][:1]
-    return "\n".join(keep)
+    keep: list[str] = []
+    for target in targets:
+        lines = _text(files, target.path).splitlines()
+        keep += [line for line in lines if IMPORT_LINE.match(line)]
+        qualname = names_of(target.qualname, target.kind)[0]  # an assignment of several names: all in one class
+        if "." in qualname:
+            cls = qualname.split(".")[-2]
+            keep += [line.strip() for line in lines if re.match(rf"^\s*class\s+{re.escape(cls)}\b", line)][:1]
+    return "\n".join(dict.fromkeys(keep))
 
 
-def agent_target(files: Mapping[str, bytes], target: CodeTarget) -> Target:
+def agent_target(files: Mapping[str, bytes], *targets: CodeTarget) -> Target:
     """The agent's view: a method by its own name; an assignment by the name(s) it assigns (`Cls.a, Cls.b` →
-    `a, b`)."""
-    name = ", ".join(q.rsplit(".", 1)[-1] for q in names_of(target.qualname, target.kind))
-    return Target(name=name, source=target_source(files, target), context=_context(_text(files, target.path), target))
+    `a, b`); a caller and its helper by both names."""
+    name = ", ".join(q.rsplit(".", 1)[-1] for t in targets for q in names_of(t.qualname, t.kind))
+    return Target(name=name, source=target_source(files, *targets), context=_context(files, targets))
 
 
 def _test_function(files: Mapping[str, bytes], test_id: str) -> str | None:
@@ -103,14 +113,21 @@ def _first(failures: Iterable[Failure], tests: Iterable[str]) -> Failure | None:
     return next((f for f in failures if f.test_id in wanted), None)
 
 
+def _where(target: CodeTarget) -> str:
+    return f"`{target.qualname}` ({target.path}, lines {target.start}-{target.end})"
+
+
 def explanation(target: CodeTarget, before: str, after: str, failures: Iterable[Failure],
-                tests: Iterable[str]) -> str:
-    """A few sentences from facts only: where, what changed, which test showed it and how."""
+                tests: Iterable[str], helper: CodeTarget | None = None) -> str:
+    """A few sentences from facts only: where, what changed, which test showed it and how. `helper`: a two-span
+    repair changed it too (`before` and `after` are then both functions)."""
     removed = [line.strip() for line in before.splitlines() if line not in after.splitlines() and line.strip()]
     added = [line.strip() for line in after.splitlines() if line not in before.splitlines() and line.strip()]
     n = changed_lines(before, after)
-    text = (f"The bug was in `{target.qualname}` ({target.path}, lines {target.start}-{target.end}); the fix changes "
-            f"{n} line{'s' if n != 1 else ''}")
+    lines = f"{n} line{'s' if n != 1 else ''}"
+    text = f"The bug was in {_where(target)}; the fix changes {lines}" if helper is None else \
+        f"The bug was split between {_where(target)} and {_where(helper)}, which it calls; the fix changes both " \
+        f"({lines} in all)"
     if removed and added:
         text += f": `{removed[0]}` became `{added[0]}`" + (" (and more)" if len(removed) + len(added) > 2 else "")
     text += "."
@@ -124,7 +141,8 @@ def explanation(target: CodeTarget, before: str, after: str, failures: Iterable[
         elif failure.error_type:
             text += f" with {failure.error_type}" + (f": {failure.message}" if failure.message else "")
         text += "."
-    if target.reasons:
-        text += f" Located by: {', '.join(target.reasons)}."
+    reasons = target.reasons + (helper.reasons if helper else ())
+    if reasons:
+        text += f" Located by: {', '.join(reasons)}."
     return text
 

@@ -1,4 +1,6 @@
-"""The agent's `Harness` for one target of a repository: splice a candidate in, run the tests that judge it.
+"""The agent's `Harness` for one target of a repository: splice a candidate in, run the tests that judge it. The
+target is one span, or two (a caller and the helper it calls, repaired together): then each function of the
+candidate goes into its own span.
 
 A candidate is judged by two sets of tests in one sandbox batch: the failing tests that blame the target must
 pass, and the guards (tests that passed before and ran the target) must still pass. A candidate that fixes the
@@ -11,6 +13,7 @@ from typing import Mapping, Sequence
 
 from sandbox import Sandbox
 
+from bot.agent.parts import function_parts
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
 
@@ -26,11 +29,18 @@ def target_span(target: CodeTarget) -> Span:
     return Span(target.qualname, target.start, target.end)
 
 
-def with_function(files: Mapping[str, bytes], target: CodeTarget, function_source: str) -> dict[str, bytes]:
-    """The repository's files with the target's span replaced; every other byte as it was."""
-    before = files[target.path].decode("utf-8", "surrogateescape")
-    after = replace_span(before, target_span(target), function_source)
-    return {**files, target.path: after.encode("utf-8", "surrogateescape")}
+def with_code(files: Mapping[str, bytes], targets: Sequence[CodeTarget], source: str) -> dict[str, bytes]:
+    """The repository's files with the targets' spans replaced: one span by all of `source`, two by the functions
+    of `source` in the same order (bot/agent/parts.py); every other byte as it was."""
+    parts = [source] if len(targets) == 1 else [text for _, text in function_parts(source)]
+    if len(parts) != len(targets):
+        raise ValueError(f"{len(targets)} spans to replace, but the code holds {len(parts)} function(s)")
+    out = dict(files)
+    # the later span of a file first: the earlier one's line numbers still hold
+    for target, part in sorted(zip(targets, parts), key=lambda pair: (pair[0].path, -pair[0].start)):
+        before = out[target.path].decode("utf-8", "surrogateescape")
+        out[target.path] = replace_span(before, target_span(target), part).encode("utf-8", "surrogateescape")
+    return out
 
 
 def tests_pass(run: TestRun, test_ids: frozenset[str]) -> bool:
@@ -52,12 +62,12 @@ def broken_guards(run: TestRun, guards: frozenset[str]) -> tuple[str, ...]:
 class RepoHarness:
     sandbox: Sandbox
     files: Mapping[str, bytes]
-    target: CodeTarget
+    targets: tuple[CodeTarget, ...]  # one span, or a caller and the helper it calls
     test_ids: frozenset[str]  # the failing tests that blame the target: they must pass
     command: TestCommand = TestCommand()
     pythonpath: Sequence[str] = ()
     test_timeout_s: float = 10.0  # per test
-    guards: frozenset[str] = frozenset()  # passed before and ran the target: they must still pass
+    guards: frozenset[str] = frozenset()  # passed before and ran a target span: they must still pass
     deadline: float | None = None  # time.monotonic() by which every batch must have ended
     runs: list[TestRun] = field(default_factory=list, compare=False)  # every run, for the report's timings
 
@@ -65,7 +75,7 @@ class RepoHarness:
         return self.check_many([function_source])[0]
 
     def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
-        variants = [with_function(self.files, self.target, s) for s in sources]
+        variants = [with_code(self.files, self.targets, s) for s in sources]
         selected = self.test_ids | self.guards
         runs = run_many(self.sandbox, variants, self.command, pythonpath=self.pythonpath, select=selected,
                         timeout=self._batch_timeout(len(selected)), test_timeout=self.test_timeout_s, strict=False)

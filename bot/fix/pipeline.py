@@ -17,8 +17,9 @@ from bot.errors import Stopped
 from bot.failures import Failure
 
 from .briefing import agent_failure, agent_target, blamed_tests, explanation, target_source
-from .harness import RepoHarness, with_function
+from .harness import RepoHarness, with_code
 from .locate import locate
+from .pairs import PairKey, next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
 from .reproduce import CRASH, FixRun, SuiteCrashed, SuiteTimeout, guards_for, reproduce, same_test, suite_run
@@ -67,6 +68,7 @@ class _Work:
     run: TestRun | None = None  # the last whole-suite run of `files`
     remaining: frozenset[str] = frozenset()
     tried: set[tuple[str, str]] = field(default_factory=set)
+    pairs: set[PairKey] = field(default_factory=set)  # two-span repairs tried: each counts as a target
     ranked: list[CodeTarget] = field(default_factory=list)
     repairs: list[TargetRepair] = field(default_factory=list)
 
@@ -86,20 +88,22 @@ def _progress(ctx: FixRun):
     return say
 
 
-def _repair_one(ctx: FixRun, work: _Work, target: CodeTarget, tests: frozenset[str], options: FixOptions,
-                deadline: float) -> TargetRepair:
+def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: frozenset[str],
+                options: FixOptions, deadline: float) -> TargetRepair:
+    """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first)."""
     files = work.files
     failing_files = {t.partition("::")[0] for t in tests}
-    guards = guards_for(work.before, target.path, target.start, target.end, failing_files) - tests \
-        if work.before else frozenset()
-    harness = RepoHarness(ctx.sandbox, files, target, tests, options.test_command, tuple(ctx.pythonpath),
+    guards = frozenset().union(*(guards_for(work.before, t.path, t.start, t.end, failing_files)
+                                 for t in spans)) - tests if work.before else frozenset()
+    harness = RepoHarness(ctx.sandbox, files, spans, tests, options.test_command, tuple(ctx.pythonpath),
                           work.test_timeout_s, guards=guards, deadline=deadline)
-    source = target_source(files, target)
+    source = target_source(files, *spans)
     start = time.monotonic()
 
     def record(status, stop_reason, attempts=(), changed=None, fixed=None, searches=()) -> TargetRepair:
-        return TargetRepair(target, tuple(sorted(tests)), status, stop_reason, tuple(attempts), changed,
-                            time.monotonic() - start, source, fixed, tuple(searches), guards=len(guards))
+        return TargetRepair(spans[0], tuple(sorted(tests)), status, stop_reason, tuple(attempts), changed,
+                            time.monotonic() - start, source, fixed, tuple(searches), guards=len(guards),
+                            helper=spans[1] if len(spans) > 1 else None)
 
     ctx.say(f"  guarding {len(guards)} test(s) that passed before and ran it")
     try:
@@ -107,7 +111,7 @@ def _repair_one(ctx: FixRun, work: _Work, target: CodeTarget, tests: frozenset[s
         if first.passed:  # the blamed tests pass with this function as it is: not the culprit
             return record("not_fixed", "passed_without_change")
         budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
-        result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, target),
+        result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, *spans),
                                      failure=agent_failure(files, first.feedback, tests), budgets=budgets,
                                      search=options.search, agent=options.agent, samples=options.samples,
                                      progress=_progress(ctx)))
@@ -151,40 +155,58 @@ def _next_target(work: _Work, options: FixOptions) -> CodeTarget | None:
     return targets[0] if targets else None
 
 
-def _verify(ctx: FixRun, work: _Work, target: CodeTarget, repaired: TargetRepair, options: FixOptions,
-            deadline: float) -> TargetRepair:
+def _verify(ctx: FixRun, work: _Work, repaired: TargetRepair, options: FixOptions, deadline: float) -> TargetRepair:
     """Run the whole suite with the fix; keep it as the new base only when nothing that passed before fails."""
     assert repaired.fixed is not None and work.before is not None
-    files = with_function(work.files, target, repaired.fixed)
+    files = with_code(work.files, repaired.spans, repaired.fixed)
     run = suite_run(ctx, files, options.test_command, "verify", timeout=options.suite_timeout_s, coverage=True,
                     test_timeout=work.test_timeout_s, deadline=deadline)
     broken = tuple(sorted(work.before.passed - run.passed - set(work.flaky)))
     if broken or run.timed_out:
-        ctx.say(f"  undone: the fix of {target.qualname} breaks {len(broken)} test(s) that passed before")
+        ctx.say(f"  undone: the fix of {' and '.join(t.qualname for t in repaired.spans)} breaks {len(broken)} "
+                "test(s) that passed before")
         return replace(repaired, status="regressed", broken=broken)
     work.files, work.run = files, run
     work.remaining = _still_failing(run, work.failing, work.flaky, bool(options.log_failures))
     return repaired
 
 
+def _next_spans(ctx: FixRun, work: _Work, options: FixOptions, model: str
+                ) -> tuple[tuple[CodeTarget, ...], frozenset[str]] | None:
+    """What to repair next and for which failing tests: a caller and its helper together when the one-span repairs
+    of both just failed (bot/fix/pairs.py), else the best target not tried yet; None when nothing is left."""
+    assert work.run is not None
+    pair = next_pair(work.files, work.repairs, work.remaining, work.pairs)
+    if pair is not None:
+        caller, helper, tests = pair
+        work.pairs.add(pair_key(caller, helper))
+        ctx.say(f"repairing {caller.path}::{caller.qualname} and {helper.path}::{helper.qualname}, which it calls, "
+                f"together (neither alone fixed it) for {len(tests)} failing test(s) with {model or 'the model'}")
+        return (caller, helper), tests
+    target = _next_target(work, options)
+    if target is None:
+        return None
+    work.tried.add((target.path, target.qualname))
+    tests = blamed_tests(target, work.run, work.remaining)
+    ctx.say(f"repairing {target.path}::{target.qualname} ({', '.join(target.reasons) or 'ranked'}) "
+            f"for {len(tests)} failing test(s) with {model or 'the model'}")
+    return (target,), tests
+
+
 def _repair_loop(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: str) -> None:
-    while work.remaining and len(work.tried) < options.max_targets and time.monotonic() < deadline:
-        target = _next_target(work, options)
-        if target is None:
+    while work.remaining and len(work.tried) + len(work.pairs) < options.max_targets and time.monotonic() < deadline:
+        chosen = _next_spans(ctx, work, options, model)
+        if chosen is None:
             return
-        work.tried.add((target.path, target.qualname))
-        tests = blamed_tests(target, work.run, work.remaining)
-        ctx.say(f"repairing {target.path}::{target.qualname} ({', '.join(target.reasons) or 'ranked'}) "
-                f"for {len(tests)} failing test(s) with {model or 'the model'}")
-        repaired = _repair_one(ctx, work, target, tests, options, deadline)
+        repaired = _repair_one(ctx, work, *chosen, options, deadline)
         if repaired.fixed is not None:
-            repaired = _verify(ctx, work, target, repaired, options, deadline)
+            repaired = _verify(ctx, work, repaired, options, deadline)
         work.repairs.append(repaired)
 
 
 def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, model: str = "") -> FixResult:
     started = time.monotonic()
-    deadline = started + options.wall_s
+    deadline = started + options.wall_s - ctx.setup_s  # the budget covers building the environment too
     work = _Work(checkout, dict(checkout.files))
     base = dict(repository=checkout.root, test_command=str(options.test_command), model=model)
 
@@ -225,17 +247,18 @@ def _fix(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: 
     _repair_loop(ctx, work, options, deadline, model)
     fixed = [r for r in work.repairs if r.status == "fixed"]
     if not fixed or work.remaining:
-        why = (f"{len(work.remaining)} test(s) still fail after trying {len(work.tried)} target(s)"
+        pairs = f" and {len(work.pairs)} caller-helper pair(s)" if work.pairs else ""
+        why = (f"{len(work.remaining)} test(s) still fail after trying {len(work.tried)} target(s){pairs}"
                if time.monotonic() < deadline else
                f"the time budget ({options.wall_s:g} s) ran out with {len(work.remaining)} test(s) still failing")
         return done("not_fixed", why, best=_best(work))
     diff = make_patch(work.checkout.files, work.files)
     changed = sum(r.changed_lines or 0 for r in fixed)
     try:
-        validate(diff, work.checkout.root, {r.target.path for r in fixed})
+        validate(diff, work.checkout.root, {t.path for r in fixed for t in r.spans})
     except PatchRejected as exc:
         return done("not_fixed", f"the patch was rejected: {exc}", best=_best(work))
-    why = " ".join(explanation(r.target, r.original, r.fixed or "", work.failures, r.tests) for r in fixed)
+    why = " ".join(explanation(r.target, r.original, r.fixed or "", work.failures, r.tests, r.helper) for r in fixed)
     return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s); "
                          "the whole suite passes", explanation=why, diff=diff, changed_lines=changed)
 
@@ -251,6 +274,6 @@ def _best(work: _Work) -> BestAttempt | None:
     if not regressed:
         return None
     last = regressed[-1]
-    files: Mapping[str, bytes] = with_function(work.files, last.target, last.fixed or "")
+    files: Mapping[str, bytes] = with_code(work.files, last.spans, last.fixed or "")
     return BestAttempt(diff=make_patch(work.checkout.files, files), passes=last.tests, still_failing=(),
                        broken=last.broken)

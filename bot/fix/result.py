@@ -38,7 +38,8 @@ class RunSummary:
 
 @dataclass(frozen=True)
 class TargetRepair:
-    """The agent's work on one target."""
+    """The agent's work on one target: one span, or two (`helper`) when the bug is split between a function and
+    the helper it calls and the two are repaired together."""
 
     target: CodeTarget
     tests: tuple[str, ...]  # the failing tests that blamed it, which had to pass
@@ -47,11 +48,22 @@ class TargetRepair:
     attempts: tuple[Attempt, ...]
     changed_lines: int | None
     wall_s: float
-    original: str = ""  # the function before (dedented)
+    original: str = ""  # the function before (dedented); a two-span repair: both, the target first
     fixed: str | None = None  # the function after, when fixed (or regressed: then it is not kept)
     searches: tuple[SearchRound, ...] = ()  # mutation searches around the function and the model's candidates
     guards: int = 0  # tests that passed before and ran the target, which every candidate had to keep passing
     broken: tuple[str, ...] = ()  # regressed: the tests that passed before and failed in the whole suite with it
+    helper: CodeTarget | None = None  # a two-span repair: the helper `target` calls, changed together with it
+
+    @property
+    def spans(self) -> tuple[CodeTarget, ...]:
+        """What the repair changes: the target, and the helper of a two-span repair."""
+        return (self.target,) if self.helper is None else (self.target, self.helper)
+
+    @property
+    def where(self) -> str:
+        """The spans for people: `path::qualname`, two joined by " + "."""
+        return " + ".join(f"`{t.path}::{t.qualname}`" for t in self.spans)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -137,14 +149,14 @@ def to_markdown(result: FixResult) -> str:
         lines += ["## Attempts", "", "| target | attempt | node | outcome | tokens | seconds |", "|---|---|---|---|---|---|"]
         for repair in result.repairs:
             for a in repair.attempts:
-                lines.append(f"| `{repair.target.path}::{repair.target.qualname}` | {a.iteration} | {a.node} | "
+                lines.append(f"| {repair.where} | {a.iteration} | {a.node} | "
                              f"{a.outcome} | {a.prompt_tokens}+{a.completion_tokens} | {a.latency_s:.1f} |")
         lines.append("")
     rounds = [(repair, r) for repair in result.repairs for r in repair.searches]
     if rounds:
         lines += ["## Mutation search", "", "| target | around | mutants | passed the tests | found | seconds |",
                   "|---|---|---|---|---|---|"]
-        lines += [f"| `{repair.target.path}::{repair.target.qualname}` | {r.base} | {r.candidates} | {r.survivors} | "
+        lines += [f"| {repair.where} | {r.base} | {r.candidates} | {r.survivors} | "
                   f"{r.edit or '-'} | {r.seconds:.1f} |" for repair, r in rounds]
         lines.append("")
     if result.runs:
