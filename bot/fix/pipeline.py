@@ -30,6 +30,7 @@ from .types import Checkout, CodeTarget, FixStatus, TestRun
 
 __all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout", "fix"]
 STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
+TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one is untried (see _share)
 
 
 class ModelFailed(Exception):
@@ -193,12 +194,24 @@ def _next_spans(ctx: FixRun, work: _Work, options: FixOptions, model: str
     return (target,), tests
 
 
+def _share(work: _Work, options: FixOptions, spans: tuple[CodeTarget, ...], deadline: float) -> float:
+    """Where this target's time ends. The ranking is a guess (the function the test calls, or the helper it
+    reaches?), so while another ranked target is still untried, one target may spend only TARGET_SHARE of the
+    time left; a pair, or the last target the budget allows, gets all of it."""
+    untried = [t for t in work.ranked if (t.path, t.qualname) not in work.tried]
+    last = len(work.tried) + len(work.pairs) >= options.max_targets
+    if len(spans) > 1 or last or not untried:
+        return deadline
+    now = time.monotonic()
+    return now + (deadline - now) * TARGET_SHARE
+
+
 def _repair_loop(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: str) -> None:
     while work.remaining and len(work.tried) + len(work.pairs) < options.max_targets and time.monotonic() < deadline:
         chosen = _next_spans(ctx, work, options, model)
         if chosen is None:
             return
-        repaired = _repair_one(ctx, work, *chosen, options, deadline)
+        repaired = _repair_one(ctx, work, *chosen, options, _share(work, options, chosen[0], deadline))
         if repaired.fixed is not None:
             repaired = _verify(ctx, work, repaired, options, deadline)
         work.repairs.append(repaired)
