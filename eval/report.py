@@ -7,6 +7,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 from typing import Any, Sequence
 
+from bot.errors import UserError
+
 from .results import RUN_DEFAULTS, TaskResult
 
 
@@ -80,7 +82,10 @@ def table(summary: dict[str, Any]) -> str:
 
 
 def plot_curve(summary: dict[str, Any], path: Path) -> None:
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise UserError("the plot needs the eval extra: pip install 'fixbot[eval]' (matplotlib)") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -41,7 +41,10 @@ REQUIRED = tuple(f.name for f in fields(Task))
 
 
 def load_tasks(data: Path | None = None) -> list[Task]:
-    import datasets  # heavy: imported only when an eval runs
+    try:
+        import datasets  # heavy: imported only when an eval runs, and not in the Action's image
+    except ImportError:
+        raise UserError("fixbot eval needs the eval extra: pip install 'fixbot[eval]' (the datasets package)") from None
 
     datasets.logging.set_verbosity_error()
     datasets.disable_progress_bars()

@@ -34,7 +34,7 @@ want="$( (cat pyproject.toml; echo "$CMAKE_ARGS") | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   say "installing fixbot into .venv (the first time compiles llama-cpp-python: ~8 min on 2 cores)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[local,transformers,dev]"
+  .venv/bin/python -m pip install -q -e ".[local,transformers,eval,dev]"
   echo "$want" > "$stamp"
 fi
 
