@@ -13,12 +13,12 @@ from sandbox.errors import SandboxError
 
 from ..errors import Stopped, UserError
 from ..llm.errors import LLMError
-from . import ci_cmd, env_cmd, eval_cmd, fix_cmd, graph_cmd, sandbox_cmd
+from . import ci_cmd, env_cmd, eval_cmd, fix_cmd, graph_cmd, init_cmd, sandbox_cmd
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130
 USER_ERRORS: tuple[type[Exception], ...] = (UserError, SandboxError, LLMError)
-SUBCOMMANDS = (fix_cmd, ci_cmd, env_cmd, eval_cmd, graph_cmd, sandbox_cmd)
+SUBCOMMANDS = (fix_cmd, ci_cmd, env_cmd, init_cmd, eval_cmd, graph_cmd, sandbox_cmd)
 
 
 def _version() -> str:
