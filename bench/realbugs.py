@@ -8,7 +8,8 @@ applied to a fresh `bug-N`. A bug is
 
   fixed         fixbot exited 0, its patch makes the exposing tests pass, and every test of those files that
                 passed at bug-N still passes;
-  reproduced    the exposing tests fail at bug-N and pass at fix-N, and the other tests pass alike at both;
+  reproduced    the exposing tests fail at bug-N and pass at fix-N, and the other tests that pass at bug-N pass
+                at fix-N too (others that fail at bug-N only are the same bug: the developers' fix repairs them);
   regression accepted   fixbot exited 0 with a patch that breaks a test that passed (must be 0);
   same functions        (fixed) the patch changes the same functions/spans as the developers' fix;
   identical             (fixed) the changed modules equal fix-N's after normalisation (equal ASTs).
@@ -19,9 +20,12 @@ recorded in OUT (all --part slices run into it), per project: fixed/reproduced/t
 identical, regressions accepted, exit-2 runs with their reasons, median wall time and model calls per bug,
 and the model's speed on this machine (measured before the first bug unless --no-speed).
 
+With --reproduce-only, no fixbot fix and no model: only the test environment and the reproduction of each bug
+(bench/realbugs_setup.py), recorded apart from the fixing runs (OUT/reproduce.jsonl, reproduce-summary.json).
+
     .venv/bin/python bench/realbugs.py [--bugs youtube-dl-1,youtube-dl-7 | --project youtube-dl] [--part K/N]
         [--wall 600] [--model llamacpp:bundled] [--fixbot-args "--agent thought-patch"] [--out DIR] [--force]
-        [--no-speed] [--json] [--results-md [FILE]] [--report-only]
+        [--no-speed] [--json] [--results-md [FILE]] [--report-only] [--reproduce-only]
 """
 from __future__ import annotations
 
@@ -41,8 +45,10 @@ from bot.errors import UserError
 from bot.llm import DEFAULT_MODEL
 from common import speed_line
 from realbugs_corpus import DEFAULT_DATA, REPO, BenchError, Bug, Bundles, load_manifest, select
-from realbugs_report import console_table, markdown_section, summarize, update_results_md
+from realbugs_report import console_table, markdown_section, read_results, summarize, update_results_md
 from realbugs_score import Score
+from realbugs_setup import CONFIG, RESULTS, run_reproductions
+import realbugs_setup_report as setup_report
 
 PROG = "realbugs.py"
 WALL_S = 600.0
@@ -69,14 +75,6 @@ def code_commit() -> str:
     """The commit the bench's fixbot runs, with +dirty when its code (bot/, sandbox/) differs from it."""
     dirty = _git("status", "--porcelain", "--", "bot", "sandbox")
     return _git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
-
-
-def read_results(path: Path) -> dict[str, dict]:
-    """The recorded bugs by id; a bug recorded twice (--force) counts by its last record."""
-    if not path.exists():
-        return {}
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {r["id"]: r for r in records}
 
 
 def to_run(bugs: list[Bug], recorded: dict[str, dict], force: bool) -> list[Bug]:
@@ -219,6 +217,10 @@ def parse_args(argv: list[str] | None) -> Namespace:
     parser.add_argument("--results-md", nargs="?", type=Path, const=RESULTS_MD, metavar="FILE",
                         help=f"write this results directory's section of {RESULTS_MD.relative_to(REPO)} (or FILE)")
     parser.add_argument("--report-only", action="store_true", help="run nothing: summarise what OUT holds")
+    parser.add_argument("--reproduce-only", action="store_true",
+                        help="no fixbot fix, no model: build each bug's environment as fixbot does (twice: a first "
+                             "build, then a reuse) and run its test files at bug-N and fix-N; records in "
+                             f"OUT/{RESULTS}, its own summary and RESULTS.md section")
     args = parser.parse_args(argv)
     if args.wall <= 0:
         raise BenchError("--wall must be a positive number of seconds")
@@ -250,6 +252,11 @@ def write_summary(args: Namespace, config: dict, bugs: list[Bug]) -> dict:
     return summary
 
 
+def _files(args: Namespace) -> tuple[str, str]:
+    """Where this mode's records and its configuration live in OUT (each mode has its own)."""
+    return (RESULTS, CONFIG) if args.reproduce_only else ("results.jsonl", "run.json")
+
+
 def run_bugs(todo: list[Bug], args: Namespace, say) -> None:
     bundles = Bundles(args.data, args.out / "clones")
     commit = code_commit()
@@ -271,8 +278,10 @@ def main(argv: list[str] | None = None) -> int:
         all_bugs = load_manifest(args.data)
         chosen = select(all_bugs, ids=args.bugs, project=args.project, part=args.part)
         args.out.mkdir(parents=True, exist_ok=True)
-        config = check_config(args.out / "run.json", args)
-        todo = [] if args.report_only else to_run(chosen, read_results(args.out / "results.jsonl"), args.force)
+        results, run_json = _files(args)
+        config = (_read_json(args.out / run_json) or {}) if args.reproduce_only else check_config(args.out / run_json,
+                                                                                                 args)
+        todo = [] if args.report_only else to_run(chosen, read_results(args.out / results), args.force)
     except UserError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
@@ -289,24 +298,32 @@ def main(argv: list[str] | None = None) -> int:
     previous = signal.signal(signal.SIGTERM, _on_signal)
     code = 0
     try:
-        if todo and not args.no_speed:
+        if todo and not args.no_speed and not args.reproduce_only:
             config["model_speed"] = _speed(args)
             if config["model_speed"]:
                 say(speed_line(config["model_speed"], 1))
         if todo:
-            (args.out / "run.json").write_text(json.dumps(config, indent=2) + "\n")
-            run_bugs(todo, args, say)
+            (args.out / run_json).write_text(json.dumps(config, indent=2) + "\n")
+            if args.reproduce_only:
+                run_reproductions(todo, Bundles(args.data, args.out / "clones"), args.out, say, commit=code_commit())
+            else:
+                run_bugs(todo, args, say)
     except (KeyboardInterrupt, Interrupted) as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         say(f"interrupted ({signal.Signals(signum).name}): the bug under way is not recorded; run again to resume")
         code = 128 + signum
     finally:
         signal.signal(signal.SIGTERM, previous)
-    summary = write_summary(args, config, all_bugs)
+    if args.reproduce_only:
+        summary = setup_report.write_summary(args.out, config, all_bugs, args.results_md)
+        table = setup_report.console_table(summary)
+    else:
+        summary = write_summary(args, config, all_bugs)
+        table = console_table(summary)
     if args.json:
         print(json.dumps(summary))
     else:
-        say(console_table(summary))
+        say(table)
     return code
 
 

@@ -2,6 +2,7 @@
 bench/RESULTS.md (replaced in place when the same results directory is written again)."""
 from __future__ import annotations
 
+import json
 import re
 import statistics
 from pathlib import Path
@@ -10,6 +11,14 @@ COLUMNS = (("bugs", "total"), ("reproduced", "reproduced"), ("fixed", "fixed"),
            ("same functions", "same_functions"), ("identical", "identical"),
            ("regressions accepted", "regressions"), ("exit 2", "exit2"), ("over --wall", "overran"),
            ("median wall s", "median_wall_s"), ("median model calls", "median_model_calls"))
+
+
+def read_results(path: Path) -> dict[str, dict]:
+    """The recorded bugs by id; a bug recorded twice (--force) counts by its last record."""
+    if not path.exists():
+        return {}
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r["id"]: r for r in records}
 
 
 def _median(values: list[float]) -> float | None:
@@ -66,7 +75,7 @@ def console_table(summary: dict) -> str:
     return "\n".join(lines)
 
 
-def _md_table(head: list[str], rows: list[list[str]]) -> list[str]:
+def md_table(head: list[str], rows: list[list[str]]) -> list[str]:
     def line(cells: list[str]) -> str:
         return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
     return [line(head), "|" + "---|" * len(head)] + [line(r) for r in rows]
@@ -85,13 +94,13 @@ def markdown_section(key: str, *, date: str, commits: list[str], command: str, f
     lines = [f"<!-- realbugs: {key} -->", f"### Real bugs: {summary['bugs']} bug(s), {date}", "",
              f"- commit(s): {', '.join(f'`{c}`' for c in commits)}", f"- command: `{command}`",
              f"- fixbot fix with `{fixbot}`", f"- {speed or 'model speed: not measured'}", f"- results: `{key}`", ""]
-    lines += _md_table(["project"] + [name for name, _ in COLUMNS], table_rows(summary)) + [""]
+    lines += md_table(["project"] + [name for name, _ in COLUMNS], table_rows(summary)) + [""]
     notes = [f"- exit 2 · {b}: {why}" for b, why in summary["exit2_reasons"].items()]
     notes += [f"- no report · {b}: {why}" for b, why in summary["no_report"].items()]
     notes += [f"- not scored · {b}: {why}" for b, why in summary["score_errors"].items()]
     notes += [f"- regression accepted · {b}: broke {', '.join(t)}" for b, t in summary["regressions"].items()]
     lines += notes + ([""] if notes else []) + ["<details><summary>per bug</summary>", ""]
-    lines += _md_table(["bug", "exit", "status", "reproduced", "fixed", "same functions", "identical", "wall s",
+    lines += md_table(["bug", "exit", "status", "reproduced", "fixed", "same functions", "identical", "wall s",
                         "model calls", "reason / message"], [_bug_row(r) for r in records])
     return "\n".join(lines + ["", "</details>", f"<!-- /realbugs: {key} -->"]) + "\n"
 

@@ -25,7 +25,9 @@ TEST_TIMEOUT_S = 60.0  # one test: a patch that makes a test hang fails that tes
 
 @dataclass(frozen=True)
 class Verdict:
-    reproduced: bool  # at bug-N the exposing tests fail, at fix-N they pass, the others pass alike at both
+    # at bug-N the exposing tests fail, at fix-N they pass, and every other test that passes at bug-N passes at
+    # fix-N too (one that fails at bug-N and passes at fix-N is the same bug, which the manifest did not name)
+    reproduced: bool
     patch_applies: bool | None  # None: no patch
     exposing_pass: bool | None  # with the patch
     broken: tuple[str, ...]  # passed at bug-N, fail (or are gone) with the patch
@@ -45,22 +47,28 @@ class Score:
     counts: dict = field(default_factory=dict)  # passed/failed per version, for the record
 
 
-def _covers(ids: tuple[str, ...], nodes: frozenset[str]) -> bool:
+def covers(ids: tuple[str, ...], nodes: frozenset[str]) -> bool:
     """Every id is among `nodes`, a parametrized test by all of its cases."""
     return all(i in nodes or any(n.startswith(i + "[") for n in nodes) for i in ids)
 
 
-def _others(bug: Bug, nodes: frozenset[str]) -> set[str]:
+def failed_in(ids: tuple[str, ...], failed: frozenset[str]) -> bool:
+    """Every id failed: itself, all of a parametrized test's cases, or its module, which did not import (a test
+    file of the fix commit that imports what only the fix adds fails at bug-N that way)."""
+    return all(covers((i,), failed) or i.partition("::")[0] in failed for i in ids)
+
+
+def others(bug: Bug, nodes: frozenset[str]) -> set[str]:
     return {n for n in nodes if n.split("[", 1)[0] not in bug.pytest_ids}
 
 
 def judge(bug: Bug, exit_code: int, at_bug: TestRun, at_fix: TestRun, patched: TestRun | None,
           applies: bool | None) -> Verdict:
-    reproduced = (_covers(bug.pytest_ids, at_bug.failed) and _covers(bug.pytest_ids, at_fix.passed)
-                  and _others(bug, at_bug.passed) == _others(bug, at_fix.passed))
+    reproduced = (failed_in(bug.pytest_ids, at_bug.failed) and covers(bug.pytest_ids, at_fix.passed)
+                  and others(bug, at_bug.passed) <= others(bug, at_fix.passed))
     if patched is None:
         return Verdict(reproduced, applies, None, (), False, False)
-    exposing_pass = _covers(bug.pytest_ids, patched.passed)
+    exposing_pass = covers(bug.pytest_ids, patched.passed)
     broken = tuple(sorted(at_bug.passed - patched.passed))
     fixed = exit_code == 0 and bool(applies) and exposing_pass and not broken
     return Verdict(reproduced, applies, exposing_pass, broken, fixed, exit_code == 0 and bool(broken))
@@ -163,7 +171,7 @@ def score_bug(bug: Bug, bundles: Bundles, patch: str, exit_code: int, scratch: P
             scratch.rmdir()
 
 
-def _files(root: Path) -> dict[str, bytes]:
+def tree_files(root: Path) -> dict[str, bytes]:
     # a worktree's .git is a file naming its own worktree: never part of what is compared
     return {p: data for p, data in load_checkout(root).files.items() if p != ".git"}
 
@@ -171,15 +179,15 @@ def _files(root: Path) -> dict[str, bytes]:
 def _score(bug: Bug, bundles: Bundles, patch: str, exit_code: int, dirs: dict[str, Path], *, client,
            timeout: float) -> Score:
     root = bundles.checkout(bug.project, bug.bug_tag, dirs["bug"])
-    at_bug = Checkout(str(root), _files(root))
-    at_fix = _files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))
+    at_bug = Checkout(str(root), tree_files(root))
+    at_fix = tree_files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))
     variants = [at_bug.files, at_fix]
     applies: bool | None = None
     if patch.strip():
         root = bundles.checkout(bug.project, bug.bug_tag, dirs["patched"])
         applies = _apply(patch, root)
         if applies:
-            variants.append(_files(root))
+            variants.append(tree_files(root))
     env = prepare_environment(at_bug, EnvRequest(), client=client, log=lambda _m: None)  # as fixbot's own run
     start = time.monotonic()
     with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
