@@ -339,3 +339,18 @@ def test_fixbot_env_bad_input_is_exit_2_with_pips_reason(tmp_path):
     assert proc.stderr.startswith("fixbot: error: setting up the test environment failed: installing the "
                                   "requirements in requirements.txt")
     assert "No matching distribution found for fixbot-no-such-package-xyz==1.0" in proc.stderr
+
+
+def test_a_project_that_does_not_build_is_left_out_and_the_rest_installed(docker_client):
+    # an old setup.py that today's setuptools cannot run; its tests still run from the checkout
+    project = checkout({"setup.py": "import py2exe_is_gone\n" + unique(), "requirements.txt": "six==1.16.0\n",
+                        "old.py": ""})
+    lines: list[str] = []
+    env = prepare_environment(project, EnvRequest(), client=docker_client, log=lines.append)
+    try:
+        assert env.plan.steps[0].optional and env.built
+        assert any("the project does not build as a package" in line and "its tests run from the checkout" in line
+                   for line in lines), lines
+        assert versions(env.image, "six") == {"six": "1.16.0"}
+    finally:
+        docker_client.images.remove(env.image, force=True)

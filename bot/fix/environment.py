@@ -41,6 +41,10 @@ PIP_UPGRADE = (*PIP, "install", "pip>=25.1")  # no --upgrade: trixie's own pip 2
 class DependencyInstallFailed(UserError):
     """The project or its declared dependencies could not be installed; the message quotes pip."""
 
+    def __init__(self, message: str, last_line: str = "") -> None:
+        super().__init__(message)
+        self.last_line = last_line
+
 
 @dataclass(frozen=True, kw_only=True)
 class EnvRequest:
@@ -96,7 +100,8 @@ def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
     if re.search(r"\b(401|403)\b.*(Unauthorized|Forbidden)|credentials", result.output, re.I):
         hint = ("\n  the index asked for credentials: give them in the index URL of pip's configuration "
                 "(PIP_INDEX_URL=https://USER:TOKEN@HOST/simple) or install with the `setup` commands")
-    return DependencyInstallFailed(f"setting up the test environment failed: {what} {why}:\n{quoted}{hint}")
+    return DependencyInstallFailed(f"setting up the test environment failed: {what} {why}:\n{quoted}{hint}",
+                                   last_line=tail[-1].strip() if tail else why)
 
 
 def _step_argv(step: InstallStep, index: int) -> tuple[str, ...]:
@@ -142,8 +147,12 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None]) -> tu
     for index, step in enumerate(plan.steps):
         log(f"environment: installing {step.what}")
         try:
-            _run(box, _step_argv(step, index), f"installing {step.what} ({step.source})")
+            _run(box, _step_argv(step, index), f"installing {step.what}")
         except DependencyInstallFailed as exc:
+            if step.optional:
+                log(f"environment: the project does not build as a package ({exc.last_line}); its tests run from "
+                    "the checkout without it")
+                continue
             if step.fallback is None:
                 raise
             log(f"environment: the project does not install as a package; installing {step.fallback.what}")

@@ -39,6 +39,9 @@ class InstallStep:
     # run instead when this step fails: the project's statically declared dependencies, for a project that does
     # not build as a package (a uv-style application: [project] without [build-system], several top-level modules)
     fallback: InstallStep | None = None
+    # the project itself, with no static declaration to fall back to: when it does not build (an old setup.py),
+    # its tests may still run from the checkout, so the run goes on without it and says so
+    optional: bool = False
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -220,8 +223,9 @@ def _project_steps(project: _Project, tox: ToxDeps | None) -> list[InstallStep]:
     extras = _wanted(project.extras or (), tox.extras if tox else ())  # tox's `extras` are the project's recipe
     target = f".[{','.join(extras)}]" if extras else "."
     what = f"the project with its extras {', '.join(extras)}" if extras else "the project"
+    fallback = _declared_step(project, extras)
     return [InstallStep(what=f"{what} ({project.source})", argv=("pip", "install", target), source=project.source,
-                        fallback=_declared_step(project, extras))]
+                        fallback=fallback, optional=fallback is None)]
 
 
 def _declared_step(project: _Project, extras: tuple[str, ...]) -> InstallStep | None:
