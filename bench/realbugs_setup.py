@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import time
 from pathlib import Path
 
@@ -35,12 +36,17 @@ CONFIG = "reproduce-run.json"
 MESSAGE_CHARS = 200
 
 
+CAUSE = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)|error): ")  # "ModuleNotFoundError: ...", "error: ..."
+
+
 def one_line(text: str) -> str:
-    """A multi-line error as one line: its first line, and pip's last quoted line when it quotes one."""
+    """A multi-line error as one line: its first line, then the cause pip quotes (the last `SomethingError: ...`
+    or `error: ...` line of a build's output) or else the last line."""
     lines = [line.strip() for line in text.splitlines() if line.strip()]
     if not lines:
         return ""
-    line = lines[0] if len(lines) == 1 else f"{lines[0]} ... {lines[-1]}"
+    causes = [line for line in lines[1:] if CAUSE.match(line) and not line.startswith("error: subprocess-")]
+    line = lines[0] if len(lines) == 1 else f"{lines[0]} ... {(causes or lines)[-1]}"
     return line[:2 * MESSAGE_CHARS]
 
 
