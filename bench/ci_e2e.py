@@ -1,8 +1,8 @@
 """Red to pull request, measured: the Action's image on a `workflow_run` event for a failed run of a demo
 repository (examples/one-module), against the GitHub double (tests/github_double.py) over real HTTP.
 
-    .venv/bin/python bench/ci_e2e.py [--image TAG] [--warm-env] [--no-speed] [--out FILE] [--json]
-        [--results-md [FILE]]
+    .venv/bin/python bench/ci_e2e.py [--image TAG] [--input NAME=VALUE ...] [--warm-env] [--no-speed]
+        [--out FILE] [--json] [--results-md [FILE]]
 
 1. The image: scripts/build_action_image.py builds it from this checkout (or reuses it; --image names another).
 2. The world: the double holds the repository at the failing commit, a failed run and its job's log;
@@ -99,9 +99,10 @@ def untag_environment(world: dict, image: str) -> str:
                            "-v", f"{world['workspace']}:/github/workspace:ro", "--entrypoint", "python3", image,
                            "-c", ENV_TAG], capture_output=True, text=True, timeout=300)
     tag = proc.stdout.strip()
-    if proc.returncode == 0 and tag:
-        subprocess.run(["docker", "image", "rm", tag], capture_output=True, text=True)
-    return tag
+    if proc.returncode != 0 or not tag:
+        return ""
+    removed = subprocess.run(["docker", "image", "rm", tag], capture_output=True, text=True)
+    return tag if removed.returncode == 0 else ""
 
 
 def run_stamped(args: list[str], name: str, log: Path) -> tuple[list[Line], float, int]:
@@ -110,7 +111,7 @@ def run_stamped(args: list[str], name: str, log: Path) -> tuple[list[Line], floa
     timer = threading.Timer(RUN_TIMEOUT_S, lambda: subprocess.run(["docker", "kill", name], capture_output=True))
     start = time.monotonic()
     with subprocess.Popen(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1) as proc, \
-            log.open("w", encoding="utf-8") as out:
+            log.open("w", encoding="utf-8", buffering=1) as out:
         timer.start()
         assert proc.stdout is not None
         for text in proc.stdout:
@@ -135,7 +136,7 @@ def outcome(double, world: dict) -> dict:
             "pull_title": pulls[0]["title"] if pulls else None, "violations": list(double.violations)}
 
 
-def measure(image: str, *, warm_env: bool, out_dir: Path) -> dict:
+def measure(image: str, *, warm_env: bool, inputs: dict[str, str], log: Path) -> dict:
     from tests.github_double import GitHubDouble
     from tests.test_ci import failed_run_world
 
@@ -143,16 +144,17 @@ def measure(image: str, *, warm_env: bool, out_dir: Path) -> dict:
     try:
         with tempfile.TemporaryDirectory(prefix="fixbot-ci-e2e-") as tmp:
             world = failed_run_world(double, Path(tmp), model=None)
+            world["env"].update({f"INPUT_{name.upper()}": value for name, value in inputs.items()})
             untagged = "" if warm_env else untag_environment(world, image)
             if untagged:
                 say(f"untagged the cached test environment {untagged}: fixbot builds it, as on a fresh runner")
             name = f"fixbot-ci-e2e-{int(time.time())}"
-            say(f"docker run {image} ci (log: {out_dir / 'ci_e2e.log'})")
-            lines, wall, code = run_stamped([*docker_args(world, image, name), image, "ci"], name,
-                                            out_dir / "ci_e2e.log")
+            say(f"docker run {image} ci (log: {log})")
+            lines, wall, code = run_stamped([*docker_args(world, image, name), image, "ci"], name, log)
             report_path = world["workspace"] / "fixbot-out" / "report.json"
             report = json.loads(report_path.read_text()) if report_path.is_file() else None
             return {"exit": code, **outcome(double, world), "environment": environment_note(lines),
+                    "model_calls": sum(len(r["attempts"]) for r in (report or {}).get("repairs", ())),
                     "parts": parse_parts(lines, report, wall).as_dict()}
     finally:
         double.stop()
@@ -173,13 +175,20 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--image", help="the Action's image to run (default: scripts/build_action_image.py's)")
     parser.add_argument("--warm-env", action="store_true",
                         help="keep the test environment's cached image (default: untag it, as a fresh runner has none)")
+    parser.add_argument("--input", action="append", default=[], metavar="NAME=VALUE",
+                        help="an Action input, e.g. search=false (the bundled model then does the repair)")
     parser.add_argument("--no-speed", action="store_true", help="skip measuring the model's speed first")
     parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "fixbot" / "bench-ci-e2e.json",
-                        help="the JSON result (the stamped log beside it, ci_e2e.log)")
+                        help="the JSON result; the stamped log beside it (FILE with .log)")
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
     parser.add_argument("--results-md", nargs="?", type=Path, const=RESULTS_MD, metavar="FILE",
                         help=f"write this run's section of {RESULTS_MD.relative_to(REPO)} (or FILE)")
-    return parser.parse_args(argv)
+    args = parser.parse_args(argv)
+    pairs = [item.partition("=") for item in args.input]
+    if any(not name or not sep for name, sep, _ in pairs):
+        parser.error("--input takes NAME=VALUE, e.g. --input search=false")
+    args.inputs = {name: value for name, _, value in pairs}
+    return args
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -204,8 +213,9 @@ def main(argv: list[str] | None = None) -> int:
               "image": image, "image_gb": size / 1e9, "image_build_s": round(build_s, 1), "target_s": TARGET_S,
               "command": shlex.join([".venv/bin/python", "bench/ci_e2e.py", *(sys.argv[1:] if argv is None else argv)]),
               "model_speed": speed, "speed_line": speed_line(speed, 1) if speed else None,
-              **measure(image, warm_env=args.warm_env, out_dir=args.out.parent)}
-    result["key"] = f"{commit} {result['example']}"
+              "inputs": args.inputs,
+              **measure(image, warm_env=args.warm_env, inputs=args.inputs, log=args.out.with_suffix(".log"))}
+    result["key"] = " ".join([commit, result["example"], *(f"{k}={v}" for k, v in args.inputs.items())])
     args.out.write_text(json.dumps(result, indent=2) + "\n")
     if args.results_md:
         update_results_md(args.results_md, result["key"], markdown_section(result))

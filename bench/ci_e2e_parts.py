@@ -103,8 +103,8 @@ def markdown_section(result: dict) -> str:
              f"- commit: `{result['commit']}`; image `{result['image']}` ({result['image_gb']:.2f} GB)",
              f"- command: `{result['command']}`",
              f"- {result['speed_line'] or 'model speed: not measured (--no-speed)'}",
-             f"- outcome: {outcome}; wall **{parts['wall']:.0f} s** (target <= {result['target_s']:.0f} s); "
-             f"environment {result['environment']}",
+             f"- outcome: {outcome} ({result['model_calls']} model call(s)); wall **{parts['wall']:.0f} s** "
+             f"(target <= {result['target_s']:.0f} s); test environment {result['environment']}",
              "- not included: pulling the image (a runner pulls it from ghcr.io; here it is built locally)", "",
              "| part | seconds | measured as |", "|---|---:|---|"]
     for name, field, how in ROWS:

@@ -86,7 +86,7 @@ def result(parts: dict, key: str = "abc1234 examples/one-module") -> dict:
     return {"key": key, "example": "examples/one-module", "date": "2026-11-25", "commit": "abc1234",
             "image": "fixbot-action:0123456789ab", "image_gb": 1.37, "command": ".venv/bin/python bench/ci_e2e.py",
             "speed_line": "model speed here: 70 prompt / 24.0 generated tok/s per process (2 thread(s) each, 1 "
-                          "worker(s))", "status": "fixed", "pull": 1, "target_s": 300.0, "environment": "built",
+                          "worker(s))", "status": "fixed", "pull": 1, "target_s": 300.0, "environment": "built", "model_calls": 2,
             "parts": parts}
 
 
@@ -94,7 +94,7 @@ def test_results_md_section_is_replaced_on_a_rerun_and_appended_otherwise(tmp_pa
     parts = parse_parts(LINES, report(), wall=130.0).as_dict()
     section = markdown_section(result(parts))
     assert "| repair | 80.0 (model calls 50.0) |" in section and "| publish | 1.5 |" in section
-    assert "wall **130 s** (target <= 300 s)" in section and "pull request #1 opened" in section
+    assert "wall **130 s** (target <= 300 s)" in section and "pull request #1 opened (2 model call(s))" in section
     assert "model speed here: 70 prompt" in section
     path = tmp_path / "RESULTS.md"
     path.write_text("# Benchmark results\n\nsomething measured before\n")
