@@ -93,16 +93,24 @@ def _pip_ca() -> list[str]:
     return ["-v", f"{cert}:/etc/fixbot-bench/ca.pem:ro", "-e", "PIP_CERT=/etc/fixbot-bench/ca.pem"] if cert else []
 
 
-def untag_environment(world: dict, image: str) -> str:
-    """Untags the test environment's cached image (the image stays while another tag or container uses it)."""
+def untag_environment(world: dict, image: str) -> tuple[str, str]:
+    """Untags the test environment's cached image (the image stays while another tag or container uses it);
+    its tag and image id, for `retag` when the run did not build it again."""
     proc = subprocess.run(["docker", "run", "--rm", "-v", "/var/run/docker.sock:/var/run/docker.sock",
                            "-v", f"{world['workspace']}:/github/workspace:ro", "--entrypoint", "python3", image,
                            "-c", ENV_TAG], capture_output=True, text=True, timeout=300)
     tag = proc.stdout.strip()
     if proc.returncode != 0 or not tag:
-        return ""
+        return "", ""
+    found = subprocess.run(["docker", "image", "inspect", "--format", "{{.Id}}", tag], capture_output=True, text=True)
     removed = subprocess.run(["docker", "image", "rm", tag], capture_output=True, text=True)
-    return tag if removed.returncode == 0 else ""
+    return (tag, found.stdout.strip()) if removed.returncode == 0 else ("", "")
+
+
+def retag(tag: str, image_id: str) -> None:
+    """Gives the cached environment its tag back after a run that stopped before building it again."""
+    if tag and subprocess.run(["docker", "image", "inspect", tag], capture_output=True).returncode != 0:
+        subprocess.run(["docker", "tag", image_id, tag], capture_output=True)
 
 
 def run_stamped(args: list[str], name: str, log: Path) -> tuple[list[Line], float, int]:
@@ -141,11 +149,12 @@ def measure(image: str, *, warm_env: bool, inputs: dict[str, str], log: Path) ->
     from tests.test_ci import failed_run_world
 
     double = GitHubDouble(token="ghs_" + "B3nch" * 8)
+    untagged, image_id = "", ""
     try:
         with tempfile.TemporaryDirectory(prefix="fixbot-ci-e2e-") as tmp:
             world = failed_run_world(double, Path(tmp), model=None)
             world["env"].update({f"INPUT_{name.upper()}": value for name, value in inputs.items()})
-            untagged = "" if warm_env else untag_environment(world, image)
+            untagged, image_id = ("", "") if warm_env else untag_environment(world, image)
             if untagged:
                 say(f"untagged the cached test environment {untagged}: fixbot builds it, as on a fresh runner")
             name = f"fixbot-ci-e2e-{int(time.time())}"
@@ -158,6 +167,8 @@ def measure(image: str, *, warm_env: bool, inputs: dict[str, str], log: Path) ->
                     "parts": parse_parts(lines, report, wall).as_dict()}
     finally:
         double.stop()
+        if untagged:
+            retag(untagged, image_id)
 
 
 def _git(*args: str) -> str:
