@@ -429,10 +429,12 @@ REALBUGS = [
                                   "available, the nearest newer"),
     ("PySnooper", "bug-2", "3.9", "tox.ini envlist (py27, py34, py35, py36, py37, py38, pypy3): 3.8 is not "
                                   "available, the nearest newer"),
-    ("PySnooper", "bug-3", "3.11", "default"),  # no tox.ini, no python_requires (only .travis.yml, classifiers)
+    # no tox.ini, no python_requires: its Travis CI tested 2.7 to 3.8-dev
+    ("PySnooper", "bug-3", "3.9", ".travis.yml python (2.7, 3.4, 3.5, 3.6, 3.7, 3.8-dev): 3.8 is not available, "
+                                  "the nearest newer"),
     ("httpie", "bug-1", "3.9", "tox.ini envlist (py26, py27, py35): 3.5 is not available, the nearest newer"),
     ("httpie", "bug-4", "3.9", "tox.ini envlist (py26, py27, py34): 3.4 is not available, the nearest newer"),
-    ("httpie", "bug-5", "3.11", "default"),
+    ("httpie", "bug-5", "3.9", ".travis.yml python (2.6, 2.7, 3.1, 3.2): 3.2 is not available, the nearest newer"),
     ("youtube-dl", "bug-1", "3.9", "tox.ini envlist (py26, py27, py33, py34, py35): 3.5 is not available, "
                                    "the nearest newer"),
     ("youtube-dl", "bug-43", "3.9", "tox.ini envlist (py26, py27, py33): 3.3 is not available, the nearest newer"),
@@ -460,3 +462,16 @@ def clones(shared_data, tmp_path_factory):
 def test_realbugs(clones, project, tag, chosen, source):
     choice = choose_python(load_checkout(clones(project, tag)), available=AVAILABLE)
     assert (choice.version, choice.source) == (chosen, source)
+
+
+def test_travis_python_list_is_the_last_source_before_the_default():
+    travis = "language: python\npython:\n  - 2.6\n  - 2.7\n  - 3.1\n  - '3.2'\n  - pypy\n"
+    choice = choose_python(checkout({".travis.yml": travis}), available=("3.9", "3.11", "3.13"))
+    assert (choice.version, choice.wanted) == ("3.9", "2.6, 2.7, 3.1, 3.2, pypy")
+    assert choice.source.startswith(".travis.yml python")
+    matrix = "language: python\njobs:\n  include:\n    - python: '3.12'\n    - python: '3.13'\n"
+    assert choose_python(checkout({".travis.yml": matrix}), available=("3.9", "3.11", "3.13")).version == "3.13"
+    # tox's envlist says more than Travis; a broken .travis.yml says nothing
+    both = {".travis.yml": travis, "tox.ini": "[tox]\nenvlist = py313\n"}
+    assert choose_python(checkout(both), available=("3.9", "3.11", "3.13")).version == "3.13"
+    assert choose_python(checkout({".travis.yml": "python: [\n"}), available=("3.9", "3.11")).source == "default"

@@ -1,5 +1,5 @@
 """Which Python a repository's tests run on: the first source that says something (an explicit choice, the failing
-CI job, `.python-version`, requires-python, poetry, tox's envlist) mapped to one of the available versions.
+CI job, `.python-version`, requires-python, poetry, tox's envlist, .travis.yml) mapped to an available version.
 
 Nearness matters: a project tested on 3.7 gets 3.9 rather than 3.11 when both are available, because Python
 removes things (`collections.Mapping` went in 3.10) and old projects break on the newest one."""
@@ -14,7 +14,7 @@ from packaging.version import InvalidVersion, Version
 from bot.errors import UserError
 
 from .python_sources import (Listed, Specified, Wanted, parse_version_entry, poetry_python, python_version_file,
-                             requires_python, tox_envlist)
+                             requires_python, tox_envlist, travis_pythons)
 from .python_workflow import job_python_versions
 from .types import Checkout
 
@@ -81,9 +81,10 @@ def choose_python(checkout: Checkout, *, available: Sequence[str], explicit: str
         specified = read(checkout)
         if specified is not None:
             return _from_specifier(specified, pythons, default_minor)
-    listed = tox_envlist(checkout)
-    if listed is not None:
-        return _from_list(listed, pythons, default_minor)
+    for read_list in (tox_envlist, travis_pythons):
+        listed = read_list(checkout)
+        if listed is not None:
+            return _from_list(listed, pythons, default_minor)
     return PythonChoice(version=pythons.text(default_minor), source="default", wanted=default)
 
 

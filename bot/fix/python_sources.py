@@ -9,6 +9,8 @@ import re
 import tomllib
 from dataclasses import dataclass
 
+import yaml
+
 from bot.errors import UserError
 
 from .types import Checkout
@@ -301,3 +303,35 @@ def tox_envlist(checkout: Checkout) -> Listed | None:
     if not versions:
         return None
     return Listed(origin=f"{where} envlist", wanted=", ".join(items), names=tuple(names), versions=tuple(versions))
+
+
+def _travis_entries(data: object) -> list[str]:
+    """The `python:` values of a .travis.yml: top level, and in jobs/matrix `include` entries."""
+    found: list[object] = []
+    if isinstance(data, dict):
+        found.append(data.get("python"))
+        for key in ("jobs", "matrix"):
+            block = data.get(key)
+            includes = block.get("include") if isinstance(block, dict) else block
+            if isinstance(includes, list):
+                found += [entry.get("python") for entry in includes if isinstance(entry, dict)]
+    flat = [v for value in found for v in (value if isinstance(value, list) else [value]) if v is not None]
+    # YAML reads an unquoted 3.6 as a float; repr keeps "3.6" (3.10 would be read as 3.1: Travis files quote it)
+    return [repr(v) if isinstance(v, float) else str(v) for v in flat]
+
+
+def travis_pythons(checkout: Checkout) -> Listed | None:
+    """The Pythons an old project's Travis CI tested on (`.travis.yml` `python:`), CPython only."""
+    if ".travis.yml" not in checkout.files:
+        return None
+    try:
+        data = yaml.safe_load(checkout.text(".travis.yml"))
+    except yaml.YAMLError:
+        return None
+    entries = _travis_entries(data)
+    pairs = [(e, parse_version_entry(e, cpython_only=True)) for e in entries]
+    pairs = [(e, w) for e, w in pairs if w is not None]
+    if not pairs:
+        return None
+    return Listed(origin=".travis.yml python", wanted=", ".join(entries), names=tuple(e for e, _ in pairs),
+                  versions=tuple(w for _, w in pairs))
