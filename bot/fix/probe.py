@@ -14,6 +14,10 @@ out, writes the JSON, dumps every thread's stack to stderr and exits the process
 The memory guard (probe_memory.py, shipped beside this file as `fixbot_probe_memory`) does the same for a test
 that keeps growing its memory.
 
+With $FIXBOT_VARIANTS, `fixbot_probe_variants` (shipped beside this file, loaded through `pytest_plugins`) runs
+several versions of the project's functions in one process: each in a forked child that writes this plugin's
+JSON to its own file (`after_fork`).
+
 $FIXBOT_SELECT names a JSON list of node ids: only those run, selected here rather than on the command line
 (pytest reports a node id whose module fails to import as "not found", a usage error that would end the run, and
 resolves command-line ids against the working directory where the ids are relative to the rootdir). A selected id
@@ -35,13 +39,14 @@ import pytest
 
 import fixbot_probe_memory as memory
 
+pytest_plugins = ("fixbot_probe_variants",)  # idle without $FIXBOT_VARIANTS
 _outcomes = {}
 _durations = {}
 _timeouts = set()
 _memory = set()  # the tests (or modules) the memory guard stopped
 _stacks = {}  # node id -> [[path, line, function, code], ...], outermost first: where a stopped test was
 _state = {"cov": None, "rootdir": None, "limit": 0.0, "running": None, "fired": set(), "select": None,
-          "collected": set(), "broken": [], "stderr": None, "old_handler": None, "watchdog": None}
+          "collected": set(), "broken": [], "stderr": None, "old_handler": None, "watchdog": None, "out": None}
 SKIP_PARTS = ("tests", "test", "testing")
 WORSE = ("failed", "error", "missing")
 COLLECT_LIMIT_S = 30.0  # a module's import may take longer than one test (heavy dependencies)
@@ -64,6 +69,7 @@ def _record(nodeid, outcome):
 def pytest_configure(config):
     # config.rootpath came with pytest 6.1; Debian bullseye's pytest (6.0.2) has only config.rootdir (a py.path)
     _state["rootdir"] = str(getattr(config, "rootpath", None) or config.rootdir)
+    _state["out"] = os.environ.get("FIXBOT_PROBE_OUT")
     _start_coverage()
     _read_selection(config)
     limit = float(os.environ.get("FIXBOT_TEST_TIMEOUT") or 0)
@@ -71,11 +77,24 @@ def pytest_configure(config):
         _state["limit"] = limit
         # a copy of the real stderr: while a test runs, pytest's capture owns fd 2
         _state["stderr"] = os.dup(2)
-        stop = threading.Event()
-        thread = threading.Thread(target=_watch, args=(stop,), name="fixbot-watchdog", daemon=True)
-        thread.start()
-        _state["watchdog"] = stop
+        _start_watchdog()
     memory.start(_on_memory_stop)
+
+
+def _start_watchdog():
+    stop = threading.Event()
+    thread = threading.Thread(target=_watch, args=(stop,), name="fixbot-watchdog", daemon=True)
+    thread.start()
+    _state["watchdog"] = stop
+
+
+def after_fork(out):
+    """In a variant's child (fixbot_probe_variants): this plugin's JSON goes to `out`, and the guards' threads,
+    which a fork does not copy, start again (the timer is per process: each phase arms its own)."""
+    _state["out"] = out
+    if _state["watchdog"] is not None:
+        _start_watchdog()
+    memory.after_fork()
 
 
 def _start_coverage():
@@ -313,7 +332,7 @@ def _coverage(cov, rootdir):
 
 
 def _write(with_coverage):
-    out = os.environ.get("FIXBOT_PROBE_OUT")
+    out = _state["out"]
     if not out:
         return
     payload = {"rootdir": _state["rootdir"], "outcomes": dict(_outcomes), "durations": dict(_durations),

@@ -78,6 +78,16 @@ def start(on_stop):
                      daemon=True).start()
 
 
+def after_fork():
+    """In a forked child (fixbot_probe_variants): the guard's thread is not copied, its lock may be, and the open
+    /proc/self/statm still reads the parent's memory: all anew."""
+    if _state["statm"] >= 0:
+        os.close(_state["statm"])
+    _state.update(threshold=0, statm=-1, phase=None, lock=threading.Lock(), busy=threading.Event(),
+                  stop=threading.Event())
+    start(_state["on_stop"])
+
+
 def watch(nodeid):
     """Watches one phase; False when there is no guard (or a phase is already watched)."""
     if not _state["threshold"] or _state["phase"] is not None:

@@ -7,12 +7,15 @@ from __future__ import annotations
 
 import functools
 import json
+import logging
+import math
+import re
 import shlex
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from importlib import resources
 from typing import Iterable, Mapping, Sequence
 
-from sandbox import Job, RunResult, Sandbox
+from sandbox import Job, Limits, RunResult, Sandbox
 
 from bot.errors import UserError
 from bot.failures import Failure, Frame, ParseError, parse_junit, parse_pytest_output
@@ -24,6 +27,11 @@ PROBE_DIR = ".fixbot-probe"
 PROBE_OUT = f"{PROBE_DIR}/probe.json"
 JUNIT = f"{PROBE_DIR}/junit.xml"
 SELECT = f"{PROBE_DIR}/select.json"  # the node ids to run, read by the probe
+VARIANTS = f"{PROBE_DIR}/variants.json"  # the manifest of the variants forked from one job's process
+VARIANT_DIR = PROBE_DIR + "/v{}"  # each forked variant's outputs
+VARIANT_FILES = ("status.json", "stdout", "stderr", "probe.json", "junit.xml")
+TEST_MODULE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+CHILD_SLACK_S = 10.0  # a forked variant's time beyond its tests' limits: the fork, the swap, pytest's summary
 PYTEST_PREFIXES = (("pytest",), ("py.test",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"))
 # --continue-on-collection-errors: a module broken by a syntax error must not hide which other tests pass
 FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--continue-on-collection-errors",
@@ -31,6 +39,7 @@ FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--continue-on-c
                 "--color=no")
 USAGE_ERROR = 4  # pytest's exit code for bad arguments
 NO_TESTS = 5  # pytest's exit code when it collected nothing
+log = logging.getLogger(__name__)
 
 
 class BadTestCommand(UserError):
@@ -43,10 +52,11 @@ class NoTests(UserError):
 
 @functools.cache
 def probe_files() -> dict[str, str]:
-    """fixbot's pytest plugin and its memory guard, as the probe dir holds them in the sandbox."""
+    """fixbot's pytest plugin and its helpers (the memory guard, the variants' runner and its code swap), as the
+    probe dir holds them in the sandbox."""
     package = resources.files("bot.fix")
-    return {f"{PROBE_DIR}/fixbot_probe.py": package.joinpath("probe.py").read_text(encoding="utf-8"),
-            f"{PROBE_DIR}/fixbot_probe_memory.py": package.joinpath("probe_memory.py").read_text(encoding="utf-8")}
+    return {f"{PROBE_DIR}/fixbot_{name}.py": package.joinpath(f"{name}.py").read_text(encoding="utf-8")
+            for name in ("probe", "probe_memory", "probe_variants", "probe_swap")}
 
 
 @dataclass(frozen=True)
@@ -244,10 +254,105 @@ def run_tests(sandbox: Sandbox, files: Mapping[str, bytes], command: TestCommand
 def run_many(sandbox: Sandbox, variants: Sequence[Mapping[str, bytes]], command: TestCommand, *,
              pythonpath: Sequence[str] = (), select: Iterable[str] = (), coverage: bool = False,
              timeout: float = 120.0, test_timeout: float | None = None, strict: bool = False) -> list[TestRun]:
-    """The same tests over several versions of the files, as one sandbox batch (the agent's candidates). Not
-    `strict` by default: whatever a candidate does, it is that candidate's failed run, never an exception."""
+    """The same tests over several versions of the files (the agent's candidates), one `TestRun` each, in order.
+    Not `strict` by default: whatever a candidate does, it is that candidate's failed run, never an exception.
+
+    Versions that differ from another one in the project's modules only run in that one's pytest process, which
+    collects once and forks for each (probe_variants.py); a version the probe cannot swap in exactly runs in a
+    process of its own afterwards, as does every version of a coverage run. Either way a version's `TestRun` is
+    read from the same outputs as its own process would give."""
     chosen = tuple(select)
-    jobs = [pytest_job(files, command, pythonpath=pythonpath, select=chosen, coverage=coverage, timeout=timeout,
-                       test_timeout=test_timeout)
-            for files in variants]
-    return [read_run(job, result, strict=strict) for job, result in zip(jobs, sandbox.run_batch(jobs))]
+
+    def job(files: Mapping[str, bytes], seconds: float = timeout) -> Job:
+        return pytest_job(files, command, pythonpath=pythonpath, select=chosen, coverage=coverage, timeout=seconds,
+                          test_timeout=test_timeout)
+
+    if coverage or len(variants) < 2:
+        groups = [[i] for i in range(len(variants))]
+    else:
+        groups = _groups(variants, max(1, int(getattr(sandbox, "pool_size", 1))))
+    child_s = _child_timeout(timeout, test_timeout, chosen)
+    output_bytes = getattr(getattr(sandbox, "limits", None), "output_bytes", Limits().output_bytes)
+    jobs = [_group_job(job(variants[group[0]], timeout + (len(group) - 1) * child_s),
+                       [variants[i] for i in group], child_s, output_bytes) for group in groups]
+    runs: list[TestRun | None] = [None] * len(variants)
+    for group, group_job, result in zip(groups, jobs, sandbox.run_batch(jobs)):
+        forked = [_variant_result(result, k) for k in range(len(group) - 1)]
+        spent = sum(r.duration_s for r in forked if r is not None)
+        runs[group[0]] = read_run(group_job, replace(result, duration_s=max(0.0, result.duration_s - spent)),
+                                  strict=strict)
+        for i, forked_result in zip(group[1:], forked):
+            if forked_result is not None:
+                runs[i] = read_run(job(variants[i]), forked_result, strict=strict)
+    alone = [i for i, run in enumerate(runs) if run is None]
+    log.debug("%d variant(s): %d job(s), %d forked from them, %d alone after", len(variants), len(jobs),
+              sum(len(group) - 1 for group in groups) - len(alone), len(alone))
+    if alone:
+        again = [job(variants[i]) for i in alone]
+        for i, again_job, result in zip(alone, again, sandbox.run_batch(again)):
+            runs[i] = read_run(again_job, result, strict=strict)
+    return [run for run in runs if run is not None]
+
+
+def _swappable(path: str) -> bool:
+    """A module whose functions the probe swaps in: the project's own, not a test module or conftest.py (pytest
+    rewrites their asserts, and collects them) and not fixbot's."""
+    return path.endswith(".py") and not path.startswith(PROBE_DIR + "/") and not TEST_MODULE.search(path)
+
+
+def _changes(base: Mapping[str, bytes], files: Mapping[str, bytes]) -> dict[str, bytes] | None:
+    """The files of `files` that differ from `base`; None when a file is added, removed, or not swappable."""
+    if files.keys() != base.keys():
+        return None
+    changed = {path: data for path, data in files.items() if data is not base[path] and data != base[path]}
+    return changed if all(_swappable(path) for path in changed) else None
+
+
+def _groups(variants: Sequence[Mapping[str, bytes]], pool: int) -> list[list[int]]:
+    """Indices of the variants, one list per job: the first runs as the job's own run and the others fork from
+    it; split over the sandbox's `pool` of containers. A variant that differs in other files runs alone."""
+    together = [0] + [i for i in range(1, len(variants)) if _changes(variants[0], variants[i]) is not None]
+    alone = [[i] for i in range(len(variants)) if i not in set(together)]
+    size = math.ceil(len(together) / min(pool, len(together)))
+    return [together[at:at + size] for at in range(0, len(together), size)] + alone
+
+
+def _child_timeout(timeout: float, test_timeout: float | None, chosen: Sequence[str]) -> float:
+    """A forked variant's limit: its tests' own limits (each phase stops at its limit, a stuck one at twice it),
+    never more than a job's."""
+    if not test_timeout or not chosen or any("::" not in i for i in chosen):
+        return timeout
+    return min(timeout, (len(set(chosen)) + 2) * test_timeout + CHILD_SLACK_S)
+
+
+def _group_job(job: Job, variants: Sequence[Mapping[str, bytes]], child_s: float, output_bytes: int) -> Job:
+    """`job` (the first variant's), carrying the manifest of the others (probe_variants.py)."""
+    if len(variants) == 1:
+        return job
+    base = variants[0]
+    manifest = {"child_timeout_s": child_s, "output_bytes": output_bytes, "variants": [
+        {"dir": VARIANT_DIR.format(k), "files": {path: data.decode("latin-1")
+                                                 for path, data in (_changes(base, files) or {}).items()}}
+        for k, files in enumerate(variants[1:])]}
+    collect = [f"{VARIANT_DIR.format(k)}/{name}" for k in range(len(variants) - 1) for name in VARIANT_FILES]
+    return Job({**job.files, VARIANTS: json.dumps(manifest)}, job.command, job.timeout,
+               env={**job.env, "FIXBOT_VARIANTS": VARIANTS}, collect=(*job.collect, *collect))
+
+
+def _variant_result(result: RunResult, k: int) -> RunResult | None:
+    """The k-th forked variant's result, as its own process would have given it; None when it needs a process."""
+    where = VARIANT_DIR.format(k)
+    try:
+        status = json.loads(result.files.get(f"{where}/status.json") or "{}")
+    except ValueError:
+        status = {}
+    if "exit_code" not in status:
+        if status.get("fallback"):
+            log.debug("variant %d needs a process of its own: %s", k + 1, status["fallback"])
+        return None
+    files = {name: result.files[f"{where}/{own}"] for name, own in ((PROBE_OUT, "probe.json"), (JUNIT, "junit.xml"))
+             if f"{where}/{own}" in result.files}
+    return RunResult(exit_code=int(status["exit_code"]), stdout=result.files.get(f"{where}/stdout", ""),
+                     stderr=result.files.get(f"{where}/stderr", ""), duration_s=float(status["duration_s"]),
+                     timed_out=bool(status["timed_out"]), oom_killed=bool(status["oom_killed"]),
+                     truncated=bool(status["truncated"]), files=files)
