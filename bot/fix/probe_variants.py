@@ -13,6 +13,9 @@ whether it timed out or the kernel's OOM killer ended it). A variant the swap ca
 needing a process of its own (`status.json` says why) and the host runs it the old way. The base's own tests run
 last, in the parent, which no variant's test has touched.
 
+The children share the file system: what a variant's tests write into the work dir (other than the variant's own
+files, which are put back) is there for the next ones, as it is for the later tests of one run.
+
 Manifest: {"child_timeout_s": seconds, "output_bytes": the cap of each output file (as the sandbox caps a job's
 stdout and stderr), "variants": [{"dir": "...", "files": {path: the variant's bytes as latin-1 text}}]}.
 
