@@ -136,3 +136,14 @@ def test_an_assignment_target_is_mutated_in_its_values_and_keeps_its_names():
     assert [m.source for m in mutants("RATE = 3\n", "RATE")] == ["RATE = 4\n", "RATE = 2\n", "RATE = 0\n",
                                                                   "RATE = 1\n"]
     assert mutants("x.attr = 3\n", "attr") == []  # not a target: it stores into another object
+
+
+def test_ranked_mutants_are_rank_of_mutants_without_building_the_rest():
+    from bot.agent.mutate import mutants, rank, ranked_mutants
+
+    body = "".join(f"    x{i} = a + {i} if a > {i} else b - {i}\n" for i in range(12))
+    source = f"def long(a, b):\n{body}    return x0 * x11\n"
+    for hot in (set(), {6, 7}):
+        slow = rank(mutants(source, "long"), hot, 24)
+        fast = ranked_mutants(source, "long", frozenset(), hot, 24)
+        assert [m.source for m in fast] == [m.source for m in slow] and len(fast) == 24

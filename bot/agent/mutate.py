@@ -245,13 +245,12 @@ def _apply(source: str, edit: Edit) -> str:
     return source[:start] + new + source[end:]
 
 
-def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset()) -> list[Mutant]:
-    """Every distinct one-edit mutant that parses, keeps the function's name (an assignment target: the names it
-    assigns), and differs from the original and from the code whose hashes are in `exclude` (already tested)."""
+def _raw_edits(function_source: str, name: str) -> tuple[_Text, list[tuple[str, tuple[int, int, str]]]]:
+    """Every one-edit change of the function (or assignment, or caller and helper), unchecked, in operator order."""
     try:
         tree = ast.parse(function_source)
     except SyntaxError:
-        return []
+        return _Text(function_source), []
     func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module | None = find_function(tree, name)
     if func is None and tree.body and all(assigned_names(n) for n in tree.body):
         func = tree
@@ -259,9 +258,15 @@ def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset
     if func is None and function_parts(function_source):  # a caller and its helper: one edit in one of them
         scopes = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     text = _Text(function_source)
-    seen = {code_hash(function_source), *exclude}
-    found = []
-    for operator, edit in (e for scope in scopes for e in _edits(text, scope)):
+    return text, [e for scope in scopes for e in _edits(text, scope)]
+
+
+def _checked(function_source: str, text: _Text, edits, seen: set[str], limit: int | None) -> list[Mutant]:
+    """The edits that parse and give code not seen yet, in the given order, at most `limit` of them."""
+    found: list[Mutant] = []
+    for operator, edit in edits:
+        if limit is not None and len(found) >= limit:
+            break
         candidate = _apply(function_source, edit)
         try:
             ast.parse(candidate)
@@ -275,6 +280,26 @@ def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset
         old = function_source[edit[0]:edit[1]]
         found.append(Mutant(candidate, operator, line, f"line {line}: `{_short(old)}` -> `{_short(edit[2])}`"))
     return found
+
+
+def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset()) -> list[Mutant]:
+    """Every distinct one-edit mutant that parses, keeps the function's name (an assignment target: the names it
+    assigns), and differs from the original and from the code whose hashes are in `exclude` (already tested)."""
+    text, edits = _raw_edits(function_source, name)
+    return _checked(function_source, text, edits, {code_hash(function_source), *exclude}, None)
+
+
+def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset(),
+                   hot_lines: set[int] = frozenset(), cap: int = 400) -> list[Mutant]:  # type: ignore[assignment]
+    """`rank(mutants(...), hot_lines, cap)` without building the rest: the edits are ordered first (lines the
+    failure names, then the operators' own order) and only checked (parsed, hashed) until `cap` are found. A long
+    function has thousands of edits; parsing and hashing each was most of a search's time."""
+    text, edits = _raw_edits(function_source, name)
+    order: dict[str, int] = {}
+    for operator, _edit in edits:
+        order.setdefault(operator, len(order))
+    ordered = sorted(edits, key=lambda e: (text.line_of(e[1][0]) not in hot_lines, order[e[0]]))
+    return _checked(function_source, text, ordered, {code_hash(function_source), *exclude}, cap)
 
 
 def _short(text: str, limit: int = 40) -> str:

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import Literal, Protocol, Sequence
 
 from .code import changed_lines
-from .mutate import Mutant, mutants, rank
+from .mutate import Mutant, ranked_mutants
 from .types import Harness, SearchRound, TestOutcome, check_many
 
 
@@ -60,7 +60,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     hashes of code already tested (the original among them)."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
-    ranked = rank(mutants(base, name, exclude), hot_lines(base, feedback), cap)
+    ranked = ranked_mutants(base, name, exclude, hot_lines(base, feedback), cap)
     sources = [m.source for m in ranked]
     if screen is not None:
         outcomes = screen.screen(sources)
