@@ -10,14 +10,12 @@ import configparser
 import hashlib
 import json
 import re
-import tomllib
 from dataclasses import dataclass
 from typing import Any, Sequence
 
 from packaging.utils import canonicalize_name
 
-from bot.errors import UserError
-
+from .python_sources import read_pyproject
 from .requirement_files import (DECLARATION_FILE, chosen_requirement_files, install_roots, read_closure,
                                 relocate, scan_lines)
 from .setup_py import read_setup_py
@@ -107,15 +105,6 @@ def _digest(checkout: Checkout, paths: set[str], steps: tuple[InstallStep, ...],
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
 
-def _pyproject(checkout: Checkout) -> dict[str, Any]:
-    if "pyproject.toml" not in checkout.files:
-        return {}
-    try:
-        return tomllib.loads(checkout.text("pyproject.toml"))
-    except tomllib.TOMLDecodeError as exc:
-        raise UserError(f"pyproject.toml is not valid TOML: {exc}") from None
-
-
 def _setup_cfg(checkout: Checkout, notes: list[str]) -> configparser.ConfigParser:
     parser = configparser.ConfigParser(interpolation=None, strict=False, allow_no_value=True)
     parser.optionxform = str  # type: ignore[assignment,method-assign]  # extras keep their spelling
@@ -169,7 +158,7 @@ def _cfg_list(parser: configparser.ConfigParser, section: str, key: str) -> tupl
 
 
 def _read_project(checkout: Checkout, notes: list[str]) -> _Project:
-    data = _pyproject(checkout)
+    data = read_pyproject(checkout)
     cfg = _setup_cfg(checkout, notes)
     setup_py = read_setup_py(checkout.text("setup.py")) if "setup.py" in checkout.files else None
     cfg_project = cfg.has_section("metadata") or cfg.has_section("options")

@@ -85,7 +85,8 @@ def python_version_file(checkout: Checkout) -> Listed | None:
 
 # --- requires-python, python_requires, poetry ---------------------------------------------------------------
 
-def _pyproject(checkout: Checkout) -> dict:
+def read_pyproject(checkout: Checkout) -> dict:
+    """pyproject.toml's tables ({} without one); not TOML is the user's error, naming the file."""
     if "pyproject.toml" not in checkout.files:
         return {}
     try:
@@ -161,7 +162,7 @@ def setup_py_python_requires(source: str) -> str | None:
 
 def requires_python(checkout: Checkout) -> Specified | None:
     """requires-python in pyproject's [project], else python_requires in setup.cfg [options], else in setup.py."""
-    value = _table(_pyproject(checkout), "project").get("requires-python")
+    value = _table(read_pyproject(checkout), "project").get("requires-python")
     if isinstance(value, str) and value.strip():
         return Specified(label="requires-python", path="pyproject.toml", wanted=value.strip(),
                          alternatives=(value.strip(),))
@@ -216,7 +217,7 @@ def poetry_to_pep440(constraint: str) -> tuple[str, ...] | None:
 
 
 def poetry_python(checkout: Checkout) -> Specified | None:
-    value = _table(_pyproject(checkout), "tool", "poetry", "dependencies").get("python")
+    value = _table(read_pyproject(checkout), "tool", "poetry", "dependencies").get("python")
     if isinstance(value, dict):
         value = value.get("version")
     if not isinstance(value, str):
@@ -270,7 +271,7 @@ def _envlist_source(checkout: Checkout) -> tuple[str, str | list] | None:
     found = _ini_value(_ini(checkout, "setup.cfg"), "tox:tox", "envlist", "env_list")
     if found is not None:
         return "setup.cfg [tox:tox]", found
-    tox = _table(_pyproject(checkout), "tool", "tox")
+    tox = _table(read_pyproject(checkout), "tool", "tox")
     if isinstance(tox.get("legacy_tox_ini"), str):
         found = _ini_value(_parse_ini(tox["legacy_tox_ini"], "pyproject.toml [tool.tox] legacy_tox_ini"), "tox",
                            "envlist", "env_list")
