@@ -11,9 +11,9 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Mapping, Sequence
 
 from ..action.event import BadEvent, Plan, plan, read_event
 from ..action.runner_io import RunnerIO
@@ -49,7 +49,7 @@ def _head(workspace: Path) -> str:
     return proc.stdout.strip() if proc.returncode == 0 else ""
 
 
-def _log_failures(gh: GitHubRepo, jobs: list[JobInfo], io: RunnerIO) -> tuple[Failure, ...]:
+def _log_failures(gh: GitHubRepo, jobs: Sequence[JobInfo], io: RunnerIO) -> tuple[Failure, ...]:
     failures: list[Failure] = []
     for job in jobs:
         try:
@@ -62,7 +62,7 @@ def _log_failures(gh: GitHubRepo, jobs: list[JobInfo], io: RunnerIO) -> tuple[Fa
     return tuple(failures)
 
 
-def _job_pythons(env: Mapping[str, str], workspace: Path, workflow: str, jobs: list[JobInfo]) -> tuple[str, ...]:
+def _job_pythons(env: Mapping[str, str], workspace: Path, workflow: str, jobs: Sequence[JobInfo]) -> tuple[str, ...]:
     """The python-version the failing job ran: in the job itself, actions/setup-python's `pythonLocation`
     (".../Python/3.9.18/x64"); for a run read afterwards, its workflow file and the failed jobs' matrix values."""
     if match := re.search(r"/(\d+\.\d+)\.\d+[^/]*/[^/]+/?$", env.get("pythonLocation", "")):
@@ -114,6 +114,31 @@ def _notice(io: RunnerIO, result: FixResult) -> None:
                       file=repair.target.path, line=repair.target.start)
 
 
+@dataclass(frozen=True)
+class _RunRead:
+    """What the failed run says: the plan completed from it, its URL, workflow file, failed jobs and failures."""
+
+    plan: Plan
+    url: str
+    workflow: str = ""
+    jobs: tuple[JobInfo, ...] = ()
+    failures: tuple[Failure, ...] = ()
+
+
+def _read_run(gh: GitHubRepo, the_plan: Plan, env: Mapping[str, str], io: RunnerIO) -> _RunRead:
+    url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{the_plan.repository}/actions/runs/{the_plan.run_id}"
+    if the_plan.mode == "in-job":  # fixbot runs inside the failing job: its log is not written yet
+        return _RunRead(the_plan, url)
+    with io.group("reading the failed run"):
+        run = gh.failed_run(the_plan.run_id)
+        if not the_plan.head_sha:  # a dispatch names only the run: the rest comes from it
+            the_plan = replace(the_plan, head_sha=run.head_sha, base_branch=run.head_branch or "",
+                               source_pr=run.pull_requests[0] if run.pull_requests else None,
+                               fork=(run.head_repo_full_name or the_plan.repository) != the_plan.repository)
+        jobs = gh.failed_jobs(run.id)
+        return _RunRead(the_plan, run.html_url, run.workflow_path, tuple(jobs), _log_failures(gh, jobs, io))
+
+
 def run_ci(env: Mapping[str, str]) -> int:
     token = env.get("INPUT_GITHUB-TOKEN", "").strip() or env.get("GITHUB_TOKEN", "")
     io = RunnerIO(env, lambda text: redact_text(text, (token,) if token else ()))
@@ -136,27 +161,14 @@ def run_ci(env: Mapping[str, str]) -> int:
         raise BadEvent("the `github-token` input is empty")
     api = env.get("GITHUB_API_URL", "https://api.github.com")
     with connect(token, repo=the_plan.repository, base_url=api) as gh:
-        failures: tuple[Failure, ...] = ()
-        jobs: list[JobInfo] = []
-        workflow = ""
-        run_url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{the_plan.repository}/actions/runs/" \
-                  f"{the_plan.run_id}"
-        if the_plan.mode != "in-job":
-            with io.group("reading the failed run"):
-                run = gh.failed_run(the_plan.run_id)
-                run_url, workflow = run.html_url, run.workflow_path
-                if not the_plan.head_sha:  # a dispatch names only the run: the rest comes from it
-                    the_plan = replace(the_plan, head_sha=run.head_sha, base_branch=run.head_branch or "",
-                                       source_pr=run.pull_requests[0] if run.pull_requests else None,
-                                       fork=(run.head_repo_full_name or the_plan.repository) != the_plan.repository)
-                jobs = gh.failed_jobs(run.id)
-                failures = _log_failures(gh, jobs, io)
+        read = _read_run(gh, the_plan, env, io)
+        the_plan, run_url, failures = read.plan, read.url, read.failures
         head = _head(workspace)
         if the_plan.head_sha and head and head != the_plan.head_sha:
             raise WrongCheckout(f"the workspace holds {head[:12]}, but the run failed on {the_plan.head_sha[:12]}: "
                                 "check out the failing commit first (see the example workflows)")
         checkout = load_checkout(workspace)
-        versions = _job_pythons(env, workspace, workflow, jobs)
+        versions = _job_pythons(env, workspace, read.workflow, read.jobs)
         with io.group("fixing"):
             result = fix_checkout(checkout, _options(config, failures), model=config.model,
                                   env_request=_env_request(config, versions),
