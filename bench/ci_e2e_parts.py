@@ -8,6 +8,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Sequence
 
+from common import replace_section
+
 Line = tuple[float, str]  # seconds since `docker run` started, one line of the container's output
 LOG_READ_GROUP = "reading the failed run"  # bot/cli/ci_cmd.py's ::group:: titles
 FIX_GROUP = "fixing"
@@ -117,12 +119,4 @@ def markdown_section(result: dict) -> str:
 
 def update_results_md(path: Path, key: str, section: str) -> None:
     """Replaces the section of `key` in `path`, or appends it."""
-    text = path.read_text(encoding="utf-8") if path.exists() else "# Benchmark results\n"
-    pattern = re.compile(rf"<!-- ci_e2e: {re.escape(key)} -->\n.*?<!-- /ci_e2e: {re.escape(key)} -->\n", re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section, text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    replace_section(path, "ci_e2e", key, section)

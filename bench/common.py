@@ -1,6 +1,9 @@
-"""Helpers the benches share: slices of a selection (--part K/N) and the model's speed line."""
+"""Helpers the benches share: slices of a selection (--part K/N), the model's speed line, and their sections of
+bench/RESULTS.md."""
 from __future__ import annotations
 
+import re
+from pathlib import Path
 from typing import Sequence, TypeVar
 
 T = TypeVar("T")
@@ -20,3 +23,17 @@ def speed_line(speed: dict, workers: int) -> str:
     """bench/agents.py's `model_speed` record as the one line a results table carries."""
     return (f"model speed here: {speed['prompt_tok_s']:.0f} prompt / {speed['gen_tok_s']:.1f} generated tok/s per "
             f"process ({speed['threads']} thread(s) each, {workers} worker(s))")
+
+
+def replace_section(path: Path, bench: str, key: str, section: str, header: str = "# Benchmark results\n") -> None:
+    """Replaces the section `<!-- BENCH: KEY -->` ... `<!-- /BENCH: KEY -->` in `path`, or appends `section`
+    (the file made, with `header`, when missing); written to a temporary file first, so a stop loses nothing."""
+    text = path.read_text(encoding="utf-8") if path.exists() else header
+    pattern = re.compile(rf"<!-- {bench}: {re.escape(key)} -->\n.*?<!-- /{bench}: {re.escape(key)} -->\n", re.S)
+    if pattern.search(text):
+        text = pattern.sub(lambda _m: section, text, count=1)
+    else:
+        text = text.rstrip("\n") + "\n\n" + section
+    tmp = path.with_suffix(".md.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)

@@ -3,9 +3,10 @@ bench/RESULTS.md (replaced in place when the same results directory is written a
 from __future__ import annotations
 
 import json
-import re
 import statistics
 from pathlib import Path
+
+from common import replace_section
 
 COLUMNS = (("bugs", "total"), ("reproduced", "reproduced"), ("fixed", "fixed"),
            ("same functions", "same_functions"), ("identical", "identical"),
@@ -111,13 +112,4 @@ HEADER = ("# Benchmark results\n\nWritten by the benches themselves (`bench/real
 
 def update_results_md(path: Path, key: str, section: str) -> None:
     """Replaces the section of results directory `key` in `path`, or appends it (the file made when missing)."""
-    text = path.read_text(encoding="utf-8") if path.exists() else HEADER
-    pattern = re.compile(rf"<!-- realbugs: {re.escape(key)} -->\n.*?<!-- /realbugs: {re.escape(key)} -->\n",
-                         re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _m: section, text, count=1)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section
-    tmp = path.with_suffix(".md.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
+    replace_section(path, "realbugs", key, section, HEADER)
