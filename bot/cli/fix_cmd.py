@@ -71,8 +71,8 @@ def env_request_from(args: argparse.Namespace) -> EnvRequest:
 def add_env_args(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("test environment (see docs/environment.md)")
     group.add_argument("--python", metavar="X.Y",
-                       help="the Python to run the tests on (default: from .python-version, requires-python / "
-                            "python_requires, or tox's envlist; else 3.11)")
+                       help="the Python to run the tests on: 3.9, 3.11 or 3.13 (default: from .python-version, "
+                            "requires-python / python_requires, tox's envlist or .travis.yml; else 3.11)")
     group.add_argument("--setup", action="append", metavar="CMD",
                        help="a shell command that installs the test environment, run by the build container in a "
                             "copy of the repository (repeat for several); replaces what fixbot infers from "
