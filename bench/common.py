@@ -37,3 +37,10 @@ def replace_section(path: Path, bench: str, key: str, section: str, header: str 
     tmp = path.with_suffix(".md.tmp")
     tmp.write_text(text, encoding="utf-8")
     tmp.replace(path)
+
+
+def aligned(rows: Sequence[Sequence[str]]) -> list[str]:
+    """A console table: the first column left-aligned, the others right-aligned, two spaces apart."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
+            for r in rows]

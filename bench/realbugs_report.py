@@ -6,7 +6,7 @@ import json
 import statistics
 from pathlib import Path
 
-from common import replace_section
+from common import aligned, replace_section
 
 COLUMNS = (("bugs", "total"), ("reproduced", "reproduced"), ("fixed", "fixed"),
            ("same functions", "same_functions"), ("identical", "identical"),
@@ -64,10 +64,7 @@ def table_rows(summary: dict) -> list[list[str]]:
 
 def console_table(summary: dict) -> str:
     head = ["project"] + [name for name, _ in COLUMNS]
-    rows = [head] + table_rows(summary)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-             for r in rows]
+    lines = aligned([head] + table_rows(summary))
     lines += [f"exit 2 · {bug}: {reason}" for bug, reason in summary["exit2_reasons"].items()]
     lines += [f"no report · {bug}: {reason}" for bug, reason in summary["no_report"].items()]
     lines += [f"not scored · {bug}: {error}" for bug, error in summary["score_errors"].items()]

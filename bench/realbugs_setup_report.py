@@ -7,6 +7,7 @@ import statistics
 import time
 from pathlib import Path
 
+from common import aligned
 from realbugs_report import md_table, read_results, update_results_md
 from realbugs_setup import RESULTS, SUMMARY, why_line
 
@@ -75,10 +76,7 @@ def _notes(summary: dict) -> list[str]:
 
 def console_table(summary: dict) -> str:
     head = ["project"] + [name for name, _ in COLUMNS]
-    rows = [head] + table_rows(summary)
-    widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
-             for r in rows]
+    lines = aligned([head] + table_rows(summary))
     return "\n".join(lines + _notes(summary))
 
 

@@ -65,7 +65,7 @@ class Environment:
     pythonpath: tuple[str, ...]  # relative to the run's work dir; "" is the repository root
     built: bool  # False when the base image or a cached image was used
     setup_s: float
-    lock: tuple[str, ...] = ()  # name==version of what the build installed (when built)
+    lock: tuple[str, ...] = ()  # the image's distributions, `name==version [--hash=...]` (LOCK_LABEL), when known
 
 
 def python_path(checkout: Checkout) -> tuple[str, ...]:
@@ -169,7 +169,7 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None]) -> tu
 
 def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: str, plan: InstallPlan,
            pip: PipSettings, cached: str, log: Callable[[str], None]) -> tuple[str, tuple[str, ...]]:
-    files = {path: checkout.files[path] for path in checkout.files}
+    files = dict(checkout.files)
     for step in (*plan.steps, *(s.fallback for s in plan.steps if s.fallback)):
         files.update({f"{BUILD_DIR}/{name}": text.encode() for name, text in step.files})
     spec = BuildSpec(base=base, files=files, extra_files=pip.files, allow_hosts=pip.hosts, env={**PIP_ENV, **pip.env})
