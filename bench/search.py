@@ -32,7 +32,7 @@ PYTEST_SAMPLE = 40
 
 def screen_throughput(data: Path, limit: int | None) -> dict:
     from bot.agent.code import function_source
-    from bot.agent.mutate import mutants, rank
+    from bot.agent.mutate import mutants, ranked_mutants
     from bot.agent.search import SearchOptions
     from eval.harness import humaneval_harness, humaneval_screen
     from eval.tasks import load_tasks
@@ -45,7 +45,7 @@ def screen_throughput(data: Path, limit: int | None) -> dict:
         screened = screen_s = 0.0
         for t in tasks:
             buggy = function_source(t.buggy_module, t.entry_point)
-            sources = [m.source for m in rank(mutants(buggy, t.entry_point), cap=SearchOptions.mutants)]
+            sources = [m.source for m in ranked_mutants(buggy, t.entry_point, cap=SearchOptions.mutants)]
             screen = humaneval_screen(sb, t.buggy_module, t.entry_point, t.test)
             start = time.perf_counter()
             screen.screen(sources)
