@@ -27,6 +27,19 @@ def code_blocks(text: str) -> list[str]:
     return blocks + [text] if not blocks or "def " not in "".join(blocks) else blocks
 
 
+def parsed_blocks(text: str) -> tuple[list[tuple[str, ast.Module]], SyntaxError | None]:
+    """Each code block of an answer that parses, dedented, with its tree; and the first block's syntax error."""
+    parsed: list[tuple[str, ast.Module]] = []
+    first_error: SyntaxError | None = None
+    for block in code_blocks(text):
+        source = textwrap.dedent(block).strip("\n") + "\n"
+        try:
+            parsed.append((source, ast.parse(source)))
+        except SyntaxError as exc:
+            first_error = first_error or exc
+    return parsed, first_error
+
+
 def find_function(tree: ast.Module, name: str) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
     """The top-level function (or method of a top-level class) called `name`; the last one wins."""
     found = None

@@ -19,7 +19,7 @@ import textwrap
 import tokenize
 from typing import Literal
 
-from .blocks import FENCE, Extracted, code_blocks, find_function, function_span, segment, syntax_detail
+from .blocks import FENCE, Extracted, find_function, function_span, parsed_blocks, segment, syntax_detail
 from .parts import extract_parts, function_parts, join_parts
 
 Kind = Literal["function", "assignment", "functions"]
@@ -79,14 +79,8 @@ def extract_function(text: str, name: str, original: str) -> Extracted:
     parts = function_parts(original)
     if parts:
         return extract_parts(text, parts)
-    first_error: SyntaxError | None = None
-    for block in code_blocks(text):
-        source = textwrap.dedent(block).strip("\n") + "\n"
-        try:
-            tree = ast.parse(source)
-        except SyntaxError as exc:
-            first_error = first_error or exc
-            continue
+    parsed, first_error = parsed_blocks(text)
+    for source, tree in parsed:
         node = find_function(tree, name)
         if node is not None:
             return Extracted(segment(source, node))

@@ -12,7 +12,7 @@ import ast
 import textwrap
 from typing import Sequence
 
-from .blocks import Extracted, code_blocks, find_function, segment, syntax_detail
+from .blocks import Extracted, find_function, parsed_blocks, segment, syntax_detail
 
 SEPARATOR = "\n\n\n"
 
@@ -44,14 +44,8 @@ def extract_parts(text: str, parts: Sequence[tuple[str, str]]) -> Extracted:
     """Each function of a several-function target, by its own name, from any block of the answer. One the answer
     leaves out stays as it was (the model changed only the other), unless a block of the answer did not parse."""
     found: dict[str, str] = {}
-    first_error: SyntaxError | None = None
-    for block in code_blocks(text):
-        source = textwrap.dedent(block).strip("\n") + "\n"
-        try:
-            tree = ast.parse(source)
-        except SyntaxError as exc:
-            first_error = first_error or exc
-            continue
+    parsed, first_error = parsed_blocks(text)
+    for source, tree in parsed:
         for name, _ in parts:
             node = find_function(tree, name)
             if node is not None:
