@@ -2,7 +2,8 @@
 
 Every mutant is the function's own text with one span replaced, so that untouched characters (docstring,
 comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried:
-comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; swapped calls from small
+comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; edits of regular expressions
+(bot/agent/mutate_regex.py); swapped calls from small
 families (min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`;
 another variable of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure
 names first and caps the list. An assignment target (a table of lambdas, a constant) gets the same edits of its
@@ -17,6 +18,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .code import assigned_names, code_hash, find_function
+from .mutate_regex import literal_edits, pattern_literals
 from .parts import function_parts
 
 Edit = tuple[int, int, str]  # start, end (character offsets in the function's text), replacement
@@ -166,6 +168,10 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Modul
             else:
                 yield "constant", (start, end, repr(n.value + 1))
                 yield "constant", (start, end, repr(n.value - 1))
+    for n in pattern_literals(nodes, seg):  # regular expressions (bot/agent/mutate_regex.py)
+        start = text.span(n)[0]
+        for begin, end, new in literal_edits(seg(n), n.value):
+            yield "regex", (start + begin, start + end, new)
     for n in nodes:  # calls from the same family
         if isinstance(n, ast.Call):
             name_node = n.func

@@ -1,0 +1,154 @@
+"""One-edit mutants of regular expressions, the pattern literals of a function.
+
+Projects that parse text (dates, URLs, markup, JavaScript) keep much of their logic in patterns, and their bugs
+there are one token away as often as in code: a class that should exclude one more character (`[^;]` ->
+`[^&;]`) or one fewer, `+` that should be `*`, a group that should be optional, an anchor too many. The edits
+work on the literal's source text, so that a raw string stays byte for byte what it was around the edit; a
+string with escapes that are not raw is left alone (its text is not its value).
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterator
+
+RE_CALLS = frozenset({"compile", "match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer"})
+QUOTES = ('"""', "'''", '"', "'")
+Edit = tuple[int, int, str]  # start, end (offsets in the text given), replacement
+
+
+def pattern_literals(nodes: list[ast.AST], segment: Callable[[ast.AST], str]) -> list[ast.Constant]:
+    """The string constants that are patterns: raw strings anywhere (they are almost always patterns), and any
+    string in the pattern argument of an `re` call (also inside the `%` or `.format` that builds it)."""
+    found: dict[int, ast.Constant] = {}
+    for n in nodes:
+        if _is_str(n) and "r" in _prefix(segment(n))[0].lower():
+            found[id(n)] = n  # type: ignore[assignment]
+        elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in RE_CALLS \
+                and isinstance(n.func.value, ast.Name) and n.func.value.id == "re" and n.args:
+            found.update((id(c), c) for c in ast.walk(n.args[0]) if _is_str(c))
+    return list(found.values())
+
+
+def _is_str(node: ast.AST) -> bool:
+    return isinstance(node, ast.Constant) and isinstance(node.value, str)
+
+
+def _prefix(segment: str) -> tuple[str, str]:
+    """The literal's prefix letters (`r`, `u`, ...) and its quote."""
+    letters = re.match(r"[A-Za-z]*", segment)
+    prefix = letters.group(0) if letters else ""
+    quote = next((q for q in QUOTES if segment[len(prefix):].startswith(q)), "")
+    return prefix, quote
+
+
+def literal_edits(segment: str, value: str) -> Iterator[Edit]:
+    """Edits of one string literal's source text (`segment`, quotes included) that keep it a valid pattern.
+    Only where the text between the quotes is the value (raw, or without escapes; not implicitly joined)."""
+    prefix, quote = _prefix(segment)
+    if not quote or any(c in prefix.lower() for c in "bf") or not segment.endswith(quote):
+        return
+    start = len(prefix) + len(quote)
+    body = segment[start:len(segment) - len(quote)]
+    flags = _compiles(body) if body == value else None
+    if flags is None:
+        return
+    seen = {body}
+    for begin, end, new in pattern_edits(body):
+        changed = body[:begin] + new + body[end:]
+        if changed not in seen and _compiles(changed, flags) is not None:
+            seen.add(changed)
+            yield start + begin, start + end, new
+
+
+def _compiles(pattern: str, flags: int | None = None) -> int | None:
+    """The flags the pattern compiles with (plain, else verbose), or None when it does not compile."""
+    for option in ((flags,) if flags is not None else (0, re.VERBOSE)):
+        try:
+            re.compile(pattern, option)
+            return option
+        except (re.error, RecursionError, OverflowError):
+            continue
+    return None
+
+
+@dataclass
+class _Scan:
+    """What one pass over a pattern found: its classes, groups, quantifiers, anchors and literal punctuation."""
+    classes: list[tuple[int, int, bool]] = field(default_factory=list)  # items start, `]` offset, negated
+    groups: list[tuple[int, int]] = field(default_factory=list)  # `(` offset, `)` offset
+    edits: list[Edit] = field(default_factory=list)  # quantifier and anchor edits, found on the way
+    punctuation: dict[str, None] = field(default_factory=dict)  # literal characters outside classes, in order
+
+
+def pattern_edits(body: str) -> Iterator[Edit]:
+    """Candidate edits of a pattern's text, before checking that they compile."""
+    scan = _scan(body)
+    yield from scan.edits
+    for items, close, negated in scan.classes:
+        yield from _class_edits(body, items, close, negated, scan.punctuation)
+    for open_, close in scan.groups:
+        lookaround = body[open_ + 1:open_ + 3] in ("?=", "?!") or body[open_ + 1:open_ + 4] in ("?<=", "?<!")
+        if not lookaround and body[close + 1:close + 2] not in ("*", "+", "?", "{"):
+            yield close + 1, close + 1, "?"  # the group becomes optional
+
+
+def _scan(body: str) -> _Scan:
+    scan, stack, i = _Scan(), [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\":
+            i += 2
+            continue
+        if c == "[":
+            items = i + 1 + (body[i + 1:i + 2] == "^")
+            close = _class_end(body, items)
+            scan.classes.append((items, close, items > i + 1))
+            i = close + 1
+            continue
+        if c == "(":
+            stack.append(i)
+        elif c == ")" and stack:
+            scan.groups.append((stack.pop(), i))
+        elif c in "+*" and i > 0:
+            scan.edits.append((i, i + 1, "*" if c == "+" else "+"))
+            if body[i + 1:i + 2] == "?":
+                scan.edits.append((i + 1, i + 2, ""))  # lazy becomes greedy
+        elif c == "?" and i > 0 and body[i - 1] not in "(+*?}":
+            scan.edits.append((i, i + 1, ""))  # an optional part becomes required
+        elif c in "^$":
+            scan.edits.append((i, i + 1, ""))  # an anchor dropped
+        elif not c.isalnum() and not c.isspace() and c not in ".|{}?)#":
+            scan.punctuation[c] = None
+        i += 1
+    return scan
+
+
+def _class_end(body: str, items: int) -> int:
+    """The offset of the `]` that closes a class whose items start at `items` (a `]` first is an item)."""
+    j = items + (body[items:items + 1] == "]")
+    while j < len(body) and body[j] != "]":
+        j += 2 if body[j] == "\\" else 1
+    return j
+
+
+def _class_edits(body: str, items: int, close: int, negated: bool, punctuation: dict[str, None]) -> Iterator[Edit]:
+    """Drop one item of a class (not part of a range); add to a negated class a character the pattern uses
+    literally elsewhere (`&([^;]+;)` -> `&([^&;]+;)`)."""
+    tokens, j = [], items
+    while j < close:
+        size = 2 if body[j] == "\\" else 1
+        tokens.append((j, size))
+        j += size
+    in_range = {k + d for k, (pos, size) in enumerate(tokens) if body[pos:pos + size] == "-"
+                and 0 < k < len(tokens) - 1 for d in (-1, 0, 1)}
+    if len(tokens) > 1:
+        for k, (pos, size) in enumerate(tokens):
+            if k not in in_range:
+                yield pos, pos + size, ""
+    if negated:
+        inside = body[items:close]
+        for c in punctuation:
+            if c not in inside:
+                yield items, items, "\\" + c if c in "]\\^-" else c
