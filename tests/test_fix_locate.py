@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from bot.failures import parse_junit, parse_pytest_output
-from bot.fix.briefing import agent_target, blamed_tests
+from bot.fix.briefing import agent_target, blamed_tests, without_shown
 from bot.fix.locate import folders_of_tests, is_project_file, locate
 from bot.fix.spans import Span, replace_span
 from bot.fix.types import Checkout, TestRun
@@ -636,3 +636,14 @@ def test_a_helper_under_tests_is_never_a_target(tmp_path):
 def test_test_folders(roots, folders):
     files = ["tests/test_a.py", "python_testcases/test_walk.py", "pkg/test_mod.py", "test_root.py", "e2e/x.py"]
     assert folders_of_tests(files, roots) == folders
+
+
+def test_the_feedback_leaves_out_the_test_lines_the_prompt_shows():
+    shown = "def test_join(self):\n    self.assertEqual(join('a', 'b'), 'a/b')\n    self.assertEqual(join('', 'b'), 'b')\n"
+    feedback = ("    def test_join(self):\n        self.assertEqual(join('a', 'b'), 'a/b')\n"
+                ">       self.assertEqual(join('', 'b'), 'b')\nE       AssertionError: '/b' != 'b'\n"
+                "test/test_paths.py:9: AssertionError")
+    assert without_shown(feedback, shown).splitlines() == [
+        ">       self.assertEqual(join('', 'b'), 'b')", "E       AssertionError: '/b' != 'b'",
+        "test/test_paths.py:9: AssertionError"]
+    assert without_shown(feedback, "") == feedback

@@ -25,7 +25,7 @@ class Screen(Protocol):
 @dataclass(frozen=True)
 class SearchOptions:
     mutants: int = 400  # per base, with a fast screen
-    slow_mutants: int = 24  # per base, when each candidate is a full test run
+    slow_mutants: int = 48  # per base, when each candidate is a test run (forked from one warm process: bot/fix/probe_variants.py)
     confirm: int = 6  # screened survivors confirmed with the real harness (fewest changed lines first)
     slow_retries: int = 16  # candidates that timed out in the screen, screened again with `slow_timeout_s`
     slow_timeout_s: float = 2.0  # when nothing else passed: slow but right is still right

@@ -11,6 +11,7 @@ from bot.agent import Failure as AgentFailure
 from bot.agent import Target
 from bot.agent.code import changed_lines
 from bot.agent.parts import join_parts
+from bot.agent.prompts import MAX_TEST_LINES
 from bot.failures import Failure
 
 from .spans import function_spans, names_of
@@ -86,6 +87,17 @@ def tests_shown(files: Mapping[str, bytes], test_ids: Iterable[str]) -> str:
 
 def agent_failure(files: Mapping[str, bytes], feedback: str, test_ids: Iterable[str]) -> AgentFailure:
     return AgentFailure(summary=feedback, tests=tests_shown(files, test_ids))
+
+
+def without_shown(feedback: str, shown: str) -> str:
+    """The failure without the test's lines that the prompt already shows: pytest prints the test's body up to
+    the failing line, so a long test was in the prompt twice (the model reads every token of it, slowly). The
+    failing line (`>`), the error (`E`) and the rest stay."""
+    known = {line.strip() for line in shown.splitlines()[:MAX_TEST_LINES] if line.strip()}
+    if not known:
+        return feedback
+    kept = [line for line in feedback.splitlines() if line.startswith((">", "E ")) or line.strip() not in known]
+    return "\n".join(kept)
 
 
 def blamed_tests(target: CodeTarget, run: TestRun, failing: frozenset[str]) -> frozenset[str]:

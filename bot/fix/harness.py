@@ -17,6 +17,7 @@ from bot.agent.parts import function_parts
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
 
+from .briefing import without_shown
 from .spans import Span, replace_span
 from .testrun import TestCommand, run_many
 from .types import CodeTarget, TestRun
@@ -69,6 +70,7 @@ class RepoHarness:
     test_timeout_s: float = 10.0  # per test
     guards: frozenset[str] = frozenset()  # passed before and ran a target span: they must still pass
     deadline: float | None = None  # time.monotonic() by which every batch must have ended
+    shown: str = ""  # the tests' code as the prompt shows it: the feedback leaves those lines out
     runs: list[TestRun] = field(default_factory=list, compare=False)  # every run, for the report's timings
 
     def check(self, function_source: str) -> TestOutcome:
@@ -91,8 +93,8 @@ class RepoHarness:
 
     def _outcome(self, run: TestRun) -> TestOutcome:
         timed_out = run.timed_out or bool(run.timeouts & (self.test_ids | self.guards))
-        feedback = pytest_feedback(run.output, timed_out=run.timed_out, timeout_s=self.test_timeout_s,
-                                   failures=run.failures)
+        feedback = without_shown(pytest_feedback(run.output, timed_out=run.timed_out,
+                                                 timeout_s=self.test_timeout_s, failures=run.failures), self.shown)
         if not tests_pass(run, self.test_ids):
             return TestOutcome(False, feedback, timed_out, run.duration_s)
         broken = broken_guards(run, self.guards)

@@ -16,7 +16,7 @@ from bot.agent.types import AgentName, RepairInterrupted, SearchRound
 from bot.errors import Stopped
 from bot.failures import Failure
 
-from .briefing import agent_failure, agent_target, blamed_tests, explanation, target_source
+from .briefing import agent_failure, agent_target, blamed_tests, explanation, target_source, tests_shown
 from .harness import RepoHarness, with_code
 from .locate import locate
 from .pairs import PairKey, next_pair, pair_key
@@ -97,7 +97,7 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
     guards = frozenset().union(*(guards_for(work.before, t.path, t.start, t.end, failing_files)
                                  for t in spans)) - tests if work.before else frozenset()
     harness = RepoHarness(ctx.sandbox, files, spans, tests, options.test_command, tuple(ctx.pythonpath),
-                          work.test_timeout_s, guards=guards, deadline=deadline)
+                          work.test_timeout_s, guards=guards, deadline=deadline, shown=tests_shown(files, tests))
     source = target_source(files, *spans)
     start = time.monotonic()
 
