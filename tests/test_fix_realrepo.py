@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent.prompts import ORIGINAL
 from bot.agent.search import SearchOptions
 from bot.fix.result import write_outputs
 from bot.llm import Completion
@@ -265,11 +266,15 @@ def test_a_bug_split_between_a_helper_and_its_caller_is_fixed_by_changing_both(t
     llm = SplitLLM({})
     result, env = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
     assert result.status == "fixed", result.message
-    assert [(r.target.qualname, r.helper and r.helper.qualname, r.status) for r in result.repairs] == [
+    swept = [r for r in result.repairs if r.stop_reason == "search_only"]  # the search alone, before the model
+    assert {r.target.qualname for r in swept} >= {"convert", "rate"} and not any(r.attempts for r in swept)
+    assert all(not s.fixed for r in swept for s in r.searches)  # no one-edit fix of either
+    repairs = [r for r in result.repairs if r not in swept]
+    assert [(r.target.qualname, r.helper and r.helper.qualname, r.status) for r in repairs] == [
         ("convert", None, "not_fixed"), ("rate", None, "not_fixed"), ("convert", "rate", "fixed")]
-    assert all(not s.fixed for r in result.repairs[:2] for s in r.searches)  # no one-edit fix of either
+    assert not any(s.base == ORIGINAL for r in repairs[:2] for s in r.searches)  # not searched twice
     assert llm.asked[0] == "convert" and llm.asked[-1] == "convert, rate" and "rate" in llm.asked
-    pair = result.repairs[-1]
+    pair = repairs[-1]
     assert pair.tests == ("tests/test_money.py::test_dollars_to_euros",) and pair.guards == 3
     changed = [line for line in result.diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
     assert changed == ["-    return round(amount * rate(to, currency), 2)",

@@ -16,7 +16,13 @@ UNESCAPE = '''import re
 
 def unescape(s):
     """Replaces each entity `&name;` with its character; a lone `&` stays."""
-    return re.sub(r'&([^;]+;)', lambda m: ENTITIES.get(m.group(1), m.group(0)), s)
+    return re.sub(r'&([^;]+;)', lambda m: _character(m.group(1)), s)
+
+
+def _character(entity):
+    if entity in ENTITIES:
+        return ENTITIES[entity]
+    return "&" + entity
 
 
 ENTITIES = {"quot;": '"', "amp;": "&", "lt;": "<"}
@@ -76,6 +82,7 @@ def test_only_literals_whose_text_is_their_value_and_that_stay_valid():
 
 def test_mutants_of_a_function_edit_its_pattern_byte_for_byte():
     source = UNESCAPE.split("\n\n\n")[1]
+    assert source.startswith("def unescape")
     found = {m.source for m in mutants(source, "unescape") if m.operator == "regex"}
     assert source.replace("[^;]", "[^&;]") in found
     plain = "def f(s):\n    return s.split('+')\n"  # a plain string outside an `re` call is no pattern
@@ -85,6 +92,8 @@ def test_mutants_of_a_function_edit_its_pattern_byte_for_byte():
 
 
 def test_the_search_repairs_a_pattern_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):
+    """The helper `_character` ranks first (only entities reach it); the search alone runs on each ranked target
+    before any model call, and finds the one-edit fix in the second one, `unescape`."""
     root = make_repo(tmp_path / "html", {"html_text.py": UNESCAPE, "tests/test_html_text.py": UNESCAPE_TESTS})
     llm = ByNameLLM({})  # it knows no fix: only the search can repair this
     result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
@@ -92,3 +101,6 @@ def test_the_search_repairs_a_pattern_before_the_model_is_asked(tmp_path, docker
     assert "-    return re.sub(r'&([^;]+;)'" in result.diff and "+    return re.sub(r'&([^&;]+;)'" in result.diff
     assert llm.asked == []
     assert result.changed_lines == 1
+    assert [t.qualname for t in result.targets][:2] == ["_character", "unescape"]
+    assert [(r.target.qualname, r.stop_reason) for r in result.repairs] == [("_character", "search_only"),
+                                                                             ("unescape", "passed")]

@@ -172,7 +172,8 @@ def spent(state: AgentState, ctx: AgentContext) -> StopReason | None:
 
 
 def route_start(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["search", "first", "__end__"]:
-    if runtime.context.search is not None:
+    search = runtime.context.search
+    if search is not None and search.first_round:
         return "search"
     return END if spent(state, runtime.context) else "first"  # a zero budget: the search alone, or nothing
 

@@ -33,6 +33,9 @@ class SearchOptions:
     # pin the bug down: "ask" hands them to the model as hints (it reads the docstring) instead of taking the
     # first; "accept" takes the first (real tests, or the whole suite, verify it afterwards).
     ambiguous: Literal["accept", "ask"] = "accept"
+    # Search around the original before the first model call; off when that search already ran (`fixbot fix`
+    # searches every ranked target first: bot/fix/pipeline.py, _sweep).
+    first_round: bool = True
 
 
 def hot_lines(function_source: str, feedback: str) -> set[int]:

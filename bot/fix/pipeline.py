@@ -31,6 +31,7 @@ from .types import Checkout, CodeTarget, FixStatus, TestRun
 __all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout", "fix"]
 STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
 TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one is untried (see _share)
+SWEEP_SHARE = 0.4  # of the time left, at most, for the search alone on every ranked target (see _sweep)
 
 
 class ModelFailed(Exception):
@@ -72,6 +73,7 @@ class _Work:
     pairs: set[PairKey] = field(default_factory=set)  # two-span repairs tried: each counts as a target
     ranked: list[CodeTarget] = field(default_factory=list)
     repairs: list[TargetRepair] = field(default_factory=list)
+    swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that found nothing
 
     @property
     def failures(self) -> tuple[Failure, ...]:
@@ -144,7 +146,8 @@ def _test_roots(command: TestCommand, files: Mapping[str, bytes]) -> tuple[str, 
     return tuple(w for w in words if w in files or any(p.startswith(w + "/") for p in files))
 
 
-def _next_target(work: _Work, options: FixOptions) -> CodeTarget | None:
+def _ranked(work: _Work, options: FixOptions) -> list[CodeTarget]:
+    """The targets not tried yet, best first, for the tests still failing."""
     assert work.run is not None
     current = Checkout(work.checkout.root, work.files)
     failing_files = tuple(sorted({t.partition("::")[0] for t in work.remaining}))
@@ -153,6 +156,11 @@ def _next_target(work: _Work, options: FixOptions) -> CodeTarget | None:
                                  limit=options.max_targets + len(work.tried), test_roots=roots)
                if (t.path, t.qualname) not in work.tried and in_paths(t.path, options.paths)]
     work.ranked += [t for t in targets if t not in work.ranked]
+    return targets
+
+
+def _next_target(work: _Work, options: FixOptions) -> CodeTarget | None:
+    targets = _ranked(work, options)
     return targets[0] if targets else None
 
 
@@ -206,12 +214,41 @@ def _share(work: _Work, options: FixOptions, spans: tuple[CodeTarget, ...], dead
     return now + (deadline - now) * TARGET_SHARE
 
 
+def _sweep(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> None:
+    """The mutation search alone on each ranked target before any model call: a one-edit fix of the second or
+    third target takes seconds, and would otherwise wait behind the first target's model calls (up to a minute
+    each on a CPU). Takes at most SWEEP_SHARE of the time left; the model repairs skip the searches done here."""
+    if options.search is None or not options.iterations:
+        return
+    until = time.monotonic() + (deadline - time.monotonic()) * SWEEP_SHARE
+    searched: set[tuple[str, str]] = set()
+    while work.remaining and len(searched) < options.max_targets and time.monotonic() < until:
+        assert work.run is not None
+        target = next((t for t in _ranked(work, options) if (t.path, t.qualname) not in searched), None)
+        if target is None:
+            return
+        searched.add((target.path, target.qualname))
+        tests = blamed_tests(target, work.run, work.remaining)
+        ctx.say(f"searching {target.path}::{target.qualname} for a one-edit fix ({len(tests)} failing test(s))")
+        repaired = _repair_one(ctx, work, (target,), tests, replace(options, iterations=0), until)
+        if repaired.fixed is None:
+            work.swept.append(replace(repaired, stop_reason="search_only"))
+            continue
+        work.tried.add((target.path, target.qualname))
+        work.repairs.append(_verify(ctx, work, repaired, options, deadline))
+
+
 def _repair_loop(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: str) -> None:
+    _sweep(ctx, work, options, deadline)
+    swept = {(r.target.path, r.target.qualname) for r in work.swept}
     while work.remaining and len(work.tried) + len(work.pairs) < options.max_targets and time.monotonic() < deadline:
         chosen = _next_spans(ctx, work, options, model)
         if chosen is None:
             return
-        repaired = _repair_one(ctx, work, *chosen, options, _share(work, options, chosen[0], deadline))
+        searched = len(chosen[0]) == 1 and (chosen[0][0].path, chosen[0][0].qualname) in swept
+        opts = replace(options, search=replace(options.search, first_round=False)) if searched and options.search \
+            else options
+        repaired = _repair_one(ctx, work, *chosen, opts, _share(work, options, chosen[0], deadline))
         if repaired.fixed is not None:
             repaired = _verify(ctx, work, repaired, options, deadline)
         work.repairs.append(repaired)
@@ -228,7 +265,8 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
         timings = Timings(round(ctx.setup_s, 2), round(ctx.tests_s, 2), round(model_s, 2),
                           round(time.monotonic() - started + ctx.setup_s, 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
-                         flaky=work.flaky, targets=tuple(work.ranked), repairs=tuple(work.repairs), **base, **more)
+                         flaky=work.flaky, targets=tuple(work.ranked), repairs=tuple(work.swept + work.repairs),
+                         **base, **more)
 
     try:
         with alarm_at(deadline + STOP_GRACE_S):
