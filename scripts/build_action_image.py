@@ -2,11 +2,13 @@
 
     .venv/bin/python scripts/build_action_image.py [--tag NAME:TAG]   # prints the tag
 
-1. The base: Debian bookworm with python3, pip, venv and git, bootstrapped from the machine's apt mirror
-   (the sandbox's offline recipe, another package list), unless it exists already.
+1. Two bases, Debian bookworm bootstrapped from the machine's apt mirror (the sandbox's offline recipe, other
+   package lists), unless they exist already: the build stage's with venv, git and binutils, and the image's
+   own with python3 and llama.cpp's runtime libraries only (the git binary comes from the build stage: the git
+   package would bring perl, 90 MB).
 2. fixbot and every dependency as wheels, built on the host (`pip wheel`, which reuses pip's cache), so the
    image build needs no network at all.
-3. `docker build` of the repository's Dockerfile with BASE set to that image, the network off.
+3. `docker build` of the repository's Dockerfile with BASE and BUILD_BASE set to those images, the network off.
 On GitHub none of this is needed: the runner builds the Dockerfile from python:3.11-slim-bookworm.
 """
 from __future__ import annotations
@@ -28,10 +30,13 @@ from sandbox.containers import connect  # noqa: E402
 from sandbox.image import ImageSpec, build_offline, image_exists  # noqa: E402
 
 # libstdc++6 and libgomp1: llama.cpp's native library needs them at run time
-BASE_SPEC = ImageSpec(packages=("python3", "python3-pip", "python3-venv", "git", "ca-certificates", "libstdc++6",
-                                "libgomp1"),
-                      repository="fixbot-action-base")
-SOURCES = ("pyproject.toml", "README.md", "action.yml", "Dockerfile", "bot", "sandbox", "eval")
+BASE_SPEC = ImageSpec(packages=("python3", "ca-certificates", "libstdc++6", "libgomp1"),
+                      repository="fixbot-action-base", no_perl=True)
+# venv makes /opt/venv, git is copied from here, binutils strips native code (scripts/slim_venv.py)
+BUILD_SPEC = ImageSpec(packages=("python3", "python3-venv", "git", "binutils", "libstdc++6", "libgomp1"),
+                       repository="fixbot-action-build")
+SOURCES = ("pyproject.toml", "README.md", "action.yml", "Dockerfile", "bot", "sandbox", "eval",
+           "scripts/slim_venv.py")
 CMAKE_ARGS_FILE = ROOT / "scripts" / "llama-cmake-args"  # how llama-cpp-python is compiled: see setup.sh
 REPOSITORY = "fixbot-action"
 
@@ -66,9 +71,10 @@ def build(tag: str | None = None) -> str:
     if image_exists(client, tag):
         say(f"{tag} exists (same sources)")
         return tag
-    base = BASE_SPEC.tag()
-    if not image_exists(client, base):
-        build_offline(client, BASE_SPEC, say)
+    base, build_base = BASE_SPEC.tag(), BUILD_SPEC.tag()
+    for spec in (BASE_SPEC, BUILD_SPEC):
+        if not image_exists(client, spec.tag()):
+            build_offline(client, spec, say)
     with tempfile.TemporaryDirectory(prefix="fixbot-action-") as tmp:
         context = Path(tmp)
         for name in SOURCES:
@@ -76,6 +82,7 @@ def build(tag: str | None = None) -> str:
             if source.is_dir():
                 shutil.copytree(source, context / name, ignore=shutil.ignore_patterns("__pycache__"))
             else:
+                (context / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, context / name)
         start = time.monotonic()
         say("building wheels on the host (pip wheel .[local]; cached after the first time)")
@@ -83,8 +90,11 @@ def build(tag: str | None = None) -> str:
         subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(context / "wheels"),
                         f"{context}[local]"], check=True, env={**os.environ, "CMAKE_ARGS": cmake_args})
         say(f"wheels ready in {time.monotonic() - start:.0f} s; docker build {tag} on {base} (network off)")
-        client.images.build(path=str(context), tag=tag, buildargs={"BASE": base}, network_mode="none", rm=True,
-                            forcerm=True)
+        _image, logs = client.images.build(path=str(context), tag=tag, network_mode="none", rm=True, forcerm=True,
+                                           buildargs={"BASE": base, "BUILD_BASE": build_base})
+        for line in "".join(chunk.get("stream", "") for chunk in logs).splitlines():
+            if line.startswith("[slim-venv] "):
+                say(line)  # what the slimming of the virtualenv saved, step by step
     # the build stage's image is left behind untagged by the classic builder; it holds 1 GB of wheels
     client.images.prune(filters={"dangling": True, "label": "fixbot.action.stage=build"})
     say(f"built {tag}")
