@@ -45,6 +45,11 @@ COPY --from=build /opt/venv /opt/venv
 COPY --from=build /opt/cache /opt/cache
 # PYTHONUNBUFFERED: progress lines reach the job's log as they happen, not when the process ends
 ENV PATH=/opt/venv/bin:$PATH XDG_CACHE_HOME=/opt/cache PYTHONUNBUFFERED=1
+# The runner runs this container as root on a checkout owned by its user (uid 1001): git refuses such a
+# repository ("dubious ownership"), so rev-parse HEAD fails and apply --check runs as outside any repository,
+# ignoring .gitattributes. GIT_CONFIG_* is command-line scope, where this git (2.39) honours safe.directory,
+# and writes no file. Only the workspace's path, not '*': any other repository another user owns stays refused.
+ENV GIT_CONFIG_COUNT=1 GIT_CONFIG_KEY_0=safe.directory GIT_CONFIG_VALUE_0=/github/workspace
 RUN python3 -c "import llama_cpp, bot.cli.main" && cd /tmp && printf 'a\n' > f \
     && printf -- '--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n' | git apply && grep -qx b f && rm f
 ENTRYPOINT ["fixbot"]

@@ -3,6 +3,7 @@ holding everything `fixbot ci` runs after the slimming (scripts/slim_venv.py, a 
 alone). tests/test_ci.py runs a whole red-to-PR scenario in it."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -24,9 +25,9 @@ def action_image(docker_client) -> str:
     return proc.stdout.strip().splitlines()[-1]
 
 
-def in_image(image: str, script: str) -> subprocess.CompletedProcess:
-    return subprocess.run(["docker", "run", "--rm", "--network", "none", "--entrypoint", "sh", image, "-c", script],
-                          capture_output=True, text=True, timeout=300)
+def in_image(image: str, script: str, *docker_args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(["docker", "run", "--rm", "--network", "none", *docker_args, "--entrypoint", "sh", image,
+                           "-c", script], capture_output=True, text=True, timeout=300)
 
 
 def test_the_image_is_within_its_budget(docker_client, action_image):
@@ -52,6 +53,34 @@ dpkg -s perl >/dev/null 2>&1 || echo "no perl package"  # perl-base is essential
     assert any(line.startswith("head=") and len(line.split()[0]) == 45 and line.endswith("f=b") for line in lines)
     assert ":env:.index-url='https://index.example/simple'" in lines
     assert any(line.startswith("imports ok") for line in lines) and lines[-1] == "no perl package"
+
+
+def test_git_works_as_root_in_a_workspace_the_runner_user_owns(action_image, tmp_path):
+    # GitHub runs the container as root on /github/workspace, owned by the runner's user (uid 1001). Without
+    # safe.directory git refuses the repository: rev-parse HEAD fails (ci_cmd's commit check is skipped) and apply
+    # --check runs as outside any repository, ignoring .gitattributes, so this CRLF file's patch is rejected.
+    def git(*args: str) -> str:
+        return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=tmp_path,
+                              check=True, capture_output=True, text=True).stdout.strip()
+    git("init", "-q", ".")
+    (tmp_path / ".gitattributes").write_text("f text eol=crlf\n")
+    (tmp_path / "f").write_bytes(b"a\r\n")
+    git("add", ".")
+    git("commit", "-qm", "one")
+    (tmp_path / "p").write_text("--- a/f\n+++ b/f\n@@ -1 +1 @@\n-a\n+b\n")
+    script = f"""trap 'chown -R {os.getuid()}:{os.getgid()} /github/workspace' EXIT
+chown -R 1001:1001 /github/workspace && id -u
+echo "head=$(git rev-parse HEAD)"
+git apply --check p && echo "applies"
+cp -a /github/workspace /tmp/elsewhere && git -C /tmp/elsewhere rev-parse HEAD || echo "elsewhere refused"
+"""
+    proc = in_image(action_image, script, "-v", f"{tmp_path}:/github/workspace", "--workdir", "/github/workspace")
+    lines = proc.stdout.splitlines()
+    assert proc.returncode == 0 and lines[:3] == ["0", f"head={git('rev-parse', 'HEAD')}", "applies"], \
+        proc.stdout + proc.stderr
+    # only the workspace is trusted, not every repository another user owns
+    assert lines[3:] == ["elsewhere refused"] and "dubious ownership" in proc.stderr, proc.stdout + proc.stderr
+    assert (tmp_path / "f").stat().st_uid == os.getuid()
 
 
 def test_llama_cpp_loads_its_libraries_once_each(action_image):
