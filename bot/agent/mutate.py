@@ -3,8 +3,7 @@
 Every mutant is the function's own text with one span replaced, so that untouched characters (docstring,
 comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried:
 comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; edits of regular expressions
-(bot/agent/mutate_regex.py); swapped calls from small
-families (min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`;
+(bot/agent/mutate_regex.py); missing None checks (bot/agent/mutate_guards.py); swapped calls from small families (min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`;
 another variable of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure
 names first and caps the list. An assignment target (a table of lambdas, a constant) gets the same edits of its
 value, except deleting the statement: that would drop the name it defines. A target of several functions gets
@@ -18,6 +17,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .code import assigned_names, code_hash, find_function
+from .mutate_guards import guard_edits
 from .mutate_regex import literal_edits, pattern_literals
 from .parts import function_parts
 
@@ -172,6 +172,8 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Modul
         start = text.span(n)[0]
         for begin, end, new in literal_edits(seg(n), n.value):
             yield "regex", (start + begin, start + end, new)
+    if not assignment:  # missing None checks (bot/agent/mutate_guards.py)
+        yield from (("guard", edit) for edit in guard_edits(text, func, body))  # type: ignore[arg-type]
     for n in nodes:  # calls from the same family
         if isinstance(n, ast.Call):
             name_node = n.func

@@ -1,0 +1,89 @@
+"""One-edit mutants that add a missing None check, the commonest fix template of program repair (PAR, TBar):
+real code crashes or misbehaves on a value that may be None more often than on a wrong operator.
+
+Two forms, each inserted as whole lines with the surrounding indentation, so every other byte stays:
+- an early return at the top of the body, or just after the top-level assignment of a name:
+  `if param is None: return <v>`, where <v> is None or the empty value of a kind the function already returns
+  (`[]` when it returns lists, `''` for strings, ...);
+- a guarded return: `return f(x)` -> `if x is not None: return f(x)` (the function then returns None for None).
+"""
+from __future__ import annotations
+
+import ast
+from typing import Iterator, Protocol
+
+Edit = tuple[int, int, str]  # start, end (offsets in the function's text), replacement
+EMPTY = {ast.List: "[]", ast.ListComp: "[]", ast.Dict: "{}", ast.DictComp: "{}", ast.Tuple: "()", ast.Set: "set()"}
+
+
+class Text(Protocol):
+    """What of bot/agent/mutate.py's `_Text` the guards need."""
+    source: str
+    starts: list[int]
+
+
+def guard_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef, body: list[ast.stmt]) -> Iterator[Edit]:
+    """Early returns for a parameter at the top of the body, and for a name just after the top-level statement
+    that assigns it (`param = params.get(param)`); then guarded returns."""
+    values = _empty_values(func)
+    checks = [(body[0], False, name) for name in _parameters(func)] if body else []
+    checks += [(stmt, True, stmt.targets[0].id) for stmt in body if isinstance(stmt, ast.Assign)
+               and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)]
+    for stmt, after, name in checks:
+        indent = _indent(text, stmt)
+        if indent is None:
+            continue
+        at = text.starts[stmt.end_lineno if after else stmt.lineno - 1]  # type: ignore[index]
+        for value in values:
+            yield at, at, f"{indent}if {name} is None:\n{indent}    return {value}\n"
+    yield from _guarded_returns(text, func, body)
+
+
+def _parameters(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    a = func.args
+    return [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if x.arg not in ("self", "cls")]
+
+
+def _empty_values(func: ast.AST) -> list[str]:
+    """None, then the empty value of each kind of thing the function returns."""
+    values = ["None"]
+    for node in ast.walk(func):
+        if isinstance(node, ast.Return) and node.value is not None:
+            value = node.value
+            if isinstance(value, ast.Constant) and isinstance(value.value, str):
+                values.append("''")
+            elif isinstance(value, ast.Constant) and type(value.value) in (int, float):
+                values.append("0")
+            elif type(value) in EMPTY:
+                values.append(EMPTY[type(value)])
+    return list(dict.fromkeys(values))
+
+
+def _guarded_returns(text: Text, func: ast.AST, body: list[ast.stmt]) -> Iterator[Edit]:
+    """`return f(x)` on lines of its own -> the same return under `if x is not None:`."""
+    locals_ = set(_parameters(func)) | {n.id for n in ast.walk(func)  # type: ignore[arg-type]
+                                        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+    for stmt in body:
+        for node in ast.walk(stmt):
+            if not (isinstance(node, ast.Return) and isinstance(node.value, ast.Call)):
+                continue
+            indent = _indent(text, node)
+            if indent is None:
+                continue
+            names = [a.id for a in node.value.args if isinstance(a, ast.Name) and a.id in locals_]
+            start, end = text.starts[node.lineno - 1], text.starts[node.end_lineno]  # type: ignore[index]
+            lines = text.source[start:end]
+            indented = "".join("    " + line if line.strip() else line for line in lines.splitlines(True))
+            for name in dict.fromkeys(names):
+                yield start, end, f"{indent}if {name} is not None:\n{indented}"
+
+
+def _indent(text: Text, node: ast.stmt) -> str | None:
+    """The statement's indentation, when it is alone on its lines (no `;` neighbours)."""
+    line = text.source[text.starts[node.lineno - 1]:text.starts[node.lineno]]
+    indent = line[:len(line) - len(line.lstrip())]
+    if len(indent) != node.col_offset or node.end_lineno is None or node.end_col_offset is None:
+        return None
+    last = text.source[text.starts[node.end_lineno - 1]:text.starts[node.end_lineno]]
+    tail = last.encode("utf-8")[node.end_col_offset:].decode("utf-8", "replace").strip()
+    return indent if not tail or tail.startswith("#") else None
