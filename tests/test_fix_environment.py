@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from docker.errors import ImageNotFound
 
-from bot.fix.environment import DependencyInstallFailed, EnvRequest, prepare_environment, python_path
+from bot.fix.environment import DependencyInstallFailed, EnvRequest, lock_tag, prepare_environment, python_path
 from bot.fix.types import Checkout
 from sandbox import open_sandbox
 from sandbox.containers import OWNER_LABEL, owner_tag
@@ -55,14 +55,16 @@ def leftovers(docker_client) -> list[str]:
 
 @pytest.fixture
 def built(docker_client, sandbox_image):
-    """prepare_environment that removes the images it built afterwards (they are test-only)."""
+    """prepare_environment that removes the images it built afterwards (they are test-only): both tags, the
+    inputs' and the lock's. A lock image left behind would be reused by the next build with the same lock, so a
+    second run of a test would read the first run's image."""
     made: list[str] = []
 
     def build(project: Checkout, request: EnvRequest = EnvRequest(), log=None):
         lines: list[str] = []
         env = prepare_environment(project, request, client=docker_client, log=log or lines.append)
         if env.built:
-            made.append(env.image)
+            made.extend([env.image, lock_tag(env.python.version, env.lock)])
         return env
 
     yield build
