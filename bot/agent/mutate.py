@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 from .code import assigned_names, code_hash, find_function
-from .mutate_guards import guard_edits
+from .mutate_guards import guard_edits, own_lines_indent
 from .mutate_regex import literal_edits, pattern_literals
 from .parts import function_parts
 
@@ -230,9 +230,7 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Modul
         for stmt in block:
             start, end = text.span(stmt)
             line_start, line_end = text.starts[stmt.lineno - 1], text.starts[stmt.end_lineno]  # type: ignore[index]
-            after = text.source[end:line_end].strip()
-            whole_lines = not text.source[line_start:start].strip() and (not after or after.startswith("#"))
-            if len(block) > 1 and whole_lines:
+            if len(block) > 1 and own_lines_indent(text, stmt) is not None:
                 yield "delete", (line_start, line_end, "")
             else:
                 yield "delete", (start, end, "pass")

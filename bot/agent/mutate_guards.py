@@ -30,7 +30,7 @@ def guard_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef, body: 
     checks += [(stmt, True, stmt.targets[0].id) for stmt in body if isinstance(stmt, ast.Assign)
                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)]
     for stmt, after, name in checks:
-        indent = _indent(text, stmt)
+        indent = own_lines_indent(text, stmt)
         if indent is None:
             continue
         at = text.starts[stmt.end_lineno if after else stmt.lineno - 1]  # type: ignore[index]
@@ -67,7 +67,7 @@ def _guarded_returns(text: Text, func: ast.AST, body: list[ast.stmt]) -> Iterato
         for node in ast.walk(stmt):
             if not (isinstance(node, ast.Return) and isinstance(node.value, ast.Call)):
                 continue
-            indent = _indent(text, node)
+            indent = own_lines_indent(text, node)
             if indent is None:
                 continue
             names = [a.id for a in node.value.args if isinstance(a, ast.Name) and a.id in locals_]
@@ -78,7 +78,7 @@ def _guarded_returns(text: Text, func: ast.AST, body: list[ast.stmt]) -> Iterato
                 yield start, end, f"{indent}if {name} is not None:\n{indented}"
 
 
-def _indent(text: Text, node: ast.stmt) -> str | None:
+def own_lines_indent(text: Text, node: ast.stmt) -> str | None:
     """The statement's indentation, when it is alone on its lines (no `;` neighbours)."""
     line = text.source[text.starts[node.lineno - 1]:text.starts[node.lineno]]
     indent = line[:len(line) - len(line.lstrip())]

@@ -7,7 +7,6 @@ import re
 import textwrap
 from typing import Iterable, Mapping, Sequence
 
-from bot.agent import Failure as AgentFailure
 from bot.agent import Target
 from bot.agent.code import changed_lines
 from bot.agent.parts import join_parts
@@ -83,10 +82,6 @@ def tests_shown(files: Mapping[str, bytes], test_ids: Iterable[str]) -> str:
         if len(shown) == MAX_TESTS_SHOWN:
             break
     return "\n\n".join(s.rstrip() for s in shown)
-
-
-def agent_failure(files: Mapping[str, bytes], feedback: str, test_ids: Iterable[str]) -> AgentFailure:
-    return AgentFailure(summary=feedback, tests=tests_shown(files, test_ids))
 
 
 def without_shown(feedback: str, shown: str) -> str:

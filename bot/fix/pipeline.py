@@ -11,12 +11,13 @@ from dataclasses import dataclass, field, replace
 from typing import Mapping
 
 from bot.agent import AgentContext, Attempt, Budgets, repair
+from bot.agent import Failure as AgentFailure
 from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName, RepairInterrupted, SearchRound
 from bot.errors import Stopped
 from bot.failures import Failure
 
-from .briefing import agent_failure, agent_target, blamed_tests, explanation, target_source, tests_shown
+from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
 from .harness import RepoHarness, with_code
 from .locate import locate
 from .pairs import PairKey, next_pair, pair_key
@@ -115,7 +116,7 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
             return record("not_fixed", "passed_without_change")
         budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, *spans),
-                                     failure=agent_failure(files, first.feedback, tests), budgets=budgets,
+                                     failure=AgentFailure(summary=first.feedback, tests=harness.shown), budgets=budgets,
                                      search=options.search, agent=options.agent, samples=options.samples,
                                      progress=_progress(ctx)))
     except RepairInterrupted as exc:
