@@ -3,9 +3,10 @@
 Every mutant is the function's own text with one span replaced, so that untouched characters (docstring,
 comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried:
 comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; edits of regular expressions
-(bot/agent/mutate_regex.py); missing None checks (bot/agent/mutate_guards.py); swapped calls from small families (min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`;
-another variable of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure
-names first and caps the list. An assignment target (a table of lambdas, a constant) gets the same edits of its
+(bot/agent/mutate_regex.py); missing None checks (bot/agent/mutate_guards.py); swapped calls from small families
+(min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`; another variable
+of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure names first and
+caps the list. An assignment target (a table of lambdas, a constant) gets the same edits of its
 value, except deleting the statement: that would drop the name it defines. A target of several functions gets
 the edits of each function, one at a time.
 """
