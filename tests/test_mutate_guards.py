@@ -1,12 +1,14 @@
-"""Mutants that add a missing None check (bot/agent/mutate_guards.py), and a real repository whose function
-crashes on a missing option, repaired by the search in the Docker sandbox before the model is asked."""
+"""Mutants that add a missing None check or catch the exception a failure raised (bot/agent/mutate_guards.py), and
+real repositories whose function crashes on a missing option or on an entity out of range, repaired by the search
+in the Docker sandbox before the model is asked."""
 from __future__ import annotations
 
 import ast
 import difflib
 
-from bot.agent.mutate import mutants
-from bot.agent.search import SearchOptions
+from bot.agent.mutate import mutants, ranked_mutants
+from bot.agent.mutate_guards import raised
+from bot.agent.search import SearchOptions, hot_lines
 
 from .test_fix import ByNameLLM, fix_example
 from .test_fix_realrepo import make_repo
@@ -38,6 +40,36 @@ DATE = '''def as_text(stamp):
     for fmt in FORMATS:
         text = stamp.get(fmt)
     return str(text)
+'''
+ENTITY = '''def entity(text):
+    """The character of `&#N;`, or the entity as it was."""
+    m = re.match(r"&#([0-9]+);", text)
+    if m:
+        code = int(m.group(1))
+        return chr(code)
+    return text
+'''
+ENTITY_MODULE = "import re\n\n\n" + ENTITY
+ENTITY_TESTS = '''from html_text import entity
+
+
+def test_known():
+    assert entity("&#65;") == "A"
+
+
+def test_out_of_range_stays():
+    assert entity("&#2013266066;") == "&#2013266066;"
+
+
+def test_plain():
+    assert entity("abc") == "abc"
+'''
+ENTITY_FAILURE = '''    def test_out_of_range_stays():
+>       assert entity("&#2013266066;") == "&#2013266066;"
+
+html_text.py:6: in entity
+>       return chr(code)
+E       ValueError: chr() arg not in range(0x110000)
 '''
 
 
@@ -75,4 +107,34 @@ def test_the_search_adds_the_missing_check_before_the_model_is_asked(tmp_path, d
     assert result.status == "fixed", result.message
     added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert added == ["+    if value is None:", "+        return []"]
+    assert llm.asked == []
+
+
+def test_the_exceptions_a_failure_raised_are_read_from_pytest_and_traceback_lines():
+    text = "E       ValueError: bad\nE   KeyError: 'x'\nAssertionError: no\nE   MyOwnError: x\nTypeError\n"
+    assert raised(text) == ["ValueError", "KeyError", "TypeError"]  # builtins only; the test's assert aside
+    assert raised("ValueError in the middle of a line: no") == []
+
+
+def test_the_raising_statement_is_wrapped_first_and_only_where_the_traceback_shows_it():
+    hot = hot_lines(ENTITY, ENTITY_FAILURE)
+    found = ranked_mutants(ENTITY, "entity", hot_lines=hot, exceptions=raised(ENTITY_FAILURE))
+    caught = [m for m in found if m.operator == "except"]
+    assert [m.source for m in caught] == [ENTITY.replace(
+        "        return chr(code)\n",
+        "        try:\n            return chr(code)\n        except ValueError:\n            pass\n")]
+    assert found[0] is caught[0]
+    assert not [m for m in ranked_mutants(ENTITY, "entity", hot_lines=hot) if m.operator == "except"]
+    assigned = ranked_mutants(ENTITY, "entity", hot_lines={5}, exceptions=["ValueError", "OverflowError"])
+    assert ENTITY.replace("        code = int(m.group(1))\n", "        try:\n            code = int(m.group(1))\n"
+                          "        except (ValueError, OverflowError):\n            code = None\n") == assigned[0].source
+
+
+def test_the_search_catches_the_exception_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):
+    root = make_repo(tmp_path / "entity", {"html_text.py": ENTITY_MODULE, "tests/test_entity.py": ENTITY_TESTS})
+    llm = ByNameLLM({})  # it knows no fix: only the search can repair this
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+        try:", "+            return chr(code)", "+        except ValueError:", "+            pass"]
     assert llm.asked == []

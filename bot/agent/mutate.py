@@ -2,7 +2,8 @@
 
 Every mutant is the function's own text with one span replaced, so that untouched characters (docstring,
 comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried:
-comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; edits of regular expressions
+a statement the failure's traceback shows raising a builtin exception, wrapped in try/except (when the search
+knows the failure: `ranked_mutants`); comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; edits of regular expressions
 (bot/agent/mutate_regex.py); missing None checks (bot/agent/mutate_guards.py); swapped calls from small families
 (min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`; another variable
 of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure names first and
@@ -15,10 +16,10 @@ from __future__ import annotations
 import ast
 import re
 from dataclasses import dataclass
-from typing import Iterator
+from typing import Iterator, Sequence
 
 from .code import assigned_names, code_hash, find_function
-from .mutate_guards import guard_edits, own_lines_indent
+from .mutate_guards import except_edits, guard_edits, own_lines_indent
 from .mutate_regex import literal_edits, pattern_literals
 from .parts import function_parts
 
@@ -252,8 +253,10 @@ def _apply(source: str, edit: Edit) -> str:
     return source[:start] + new + source[end:]
 
 
-def _raw_edits(function_source: str, name: str) -> tuple[_Text, list[tuple[str, tuple[int, int, str]]]]:
-    """Every one-edit change of the function (or assignment, or caller and helper), unchecked, in operator order."""
+def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(),  # type: ignore[assignment]
+               exceptions: Sequence[str] = ()) -> tuple[_Text, list[tuple[str, tuple[int, int, str]]]]:
+    """Every one-edit change of the function (or assignment, or caller and helper), unchecked, in operator order;
+    first, where the failure raised `exceptions` on `hot_lines`, those statements wrapped in try/except."""
     try:
         tree = ast.parse(function_source)
     except SyntaxError:
@@ -265,7 +268,8 @@ def _raw_edits(function_source: str, name: str) -> tuple[_Text, list[tuple[str, 
     if func is None and function_parts(function_source):  # a caller and its helper: one edit in one of them
         scopes = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     text = _Text(function_source)
-    return text, [e for scope in scopes for e in _edits(text, scope)]
+    caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot_lines, list(exceptions))]
+    return text, caught + [e for scope in scopes for e in _edits(text, scope)]
 
 
 def _checked(function_source: str, text: _Text, edits, seen: set[str], limit: int | None) -> list[Mutant]:
@@ -297,11 +301,13 @@ def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset
 
 
 def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset(),
-                   hot_lines: set[int] = frozenset(), cap: int = 400) -> list[Mutant]:  # type: ignore[assignment]
+                   hot_lines: set[int] = frozenset(), cap: int = 400,  # type: ignore[assignment]
+                   exceptions: Sequence[str] = ()) -> list[Mutant]:
     """`rank(mutants(...), hot_lines, cap)` without building the rest: the edits are ordered first (lines the
     failure names, then the operators' own order) and only checked (parsed, hashed) until `cap` are found. A long
-    function has thousands of edits; parsing and hashing each was most of a search's time."""
-    text, edits = _raw_edits(function_source, name)
+    function has thousands of edits; parsing and hashing each was most of a search's time. `exceptions`: builtin
+    exceptions the failure raised, caught where the traceback shows them (mutate_guards.except_edits)."""
+    text, edits = _raw_edits(function_source, name, hot_lines, exceptions)
     order: dict[str, int] = {}
     for operator, _edit in edits:
         order.setdefault(operator, len(order))

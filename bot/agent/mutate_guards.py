@@ -6,10 +6,16 @@ Two forms, each inserted as whole lines with the surrounding indentation, so eve
   `if param is None: return <v>`, where <v> is None or the empty value of a kind the function already returns
   (`[]` when it returns lists, `''` for strings, ...);
 - a guarded return: `return f(x)` -> `if x is not None: return f(x)` (the function then returns None for None).
+
+And a caught exception: the statement the failure's traceback shows raising a builtin exception, wrapped in
+`try: ... except ThatError:` (a return falls through to the rest of the body, an assignment gets None), the other
+common fix template when real input is stranger than the code expected.
 """
 from __future__ import annotations
 
 import ast
+import builtins
+import re
 from typing import Iterator, Protocol
 
 Edit = tuple[int, int, str]  # start, end (offsets in the function's text), replacement
@@ -37,6 +43,35 @@ def guard_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef, body: 
         for value in values:
             yield at, at, f"{indent}if {name} is None:\n{indent}    return {value}\n"
     yield from _guarded_returns(text, func, body)
+
+
+def raised(feedback: str) -> list[str]:
+    """Builtin exceptions the failure shows being raised (pytest's `E   ValueError: ...`, a traceback's last line),
+    the test's own AssertionError aside."""
+    names = re.findall(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception))(?::|$)", feedback, re.M)
+    return [name for name in dict.fromkeys(names) if name != "AssertionError"
+            and isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), Exception)]
+
+
+def except_edits(text: Text, func: ast.AST, hot_lines: set[int], exceptions: list[str]) -> Iterator[Edit]:
+    """Each simple statement on a line the traceback shows, on lines of its own, wrapped in `try:` with an
+    `except` for the exceptions raised."""
+    if not exceptions:
+        return
+    caught = exceptions[0] if len(exceptions) == 1 else f"({', '.join(exceptions)})"
+    for node in ast.walk(func):
+        if not isinstance(node, (ast.Return, ast.Assign, ast.Expr)) or node.lineno not in hot_lines:
+            continue
+        indent = own_lines_indent(text, node)
+        if indent is None:
+            continue
+        handler = "pass"
+        if isinstance(node, ast.Assign):
+            if not (len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)):
+                continue
+            handler = f"{node.targets[0].id} = None"
+        start, end, indented = _indented(text, node)
+        yield start, end, f"{indent}try:\n{indented}{indent}except {caught}:\n{indent}    {handler}\n"
 
 
 def _parameters(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
@@ -71,11 +106,17 @@ def _guarded_returns(text: Text, func: ast.AST, body: list[ast.stmt]) -> Iterato
             if indent is None:
                 continue
             names = [a.id for a in node.value.args if isinstance(a, ast.Name) and a.id in locals_]
-            start, end = text.starts[node.lineno - 1], text.starts[node.end_lineno]  # type: ignore[index]
-            lines = text.source[start:end]
-            indented = "".join("    " + line if line.strip() else line for line in lines.splitlines(True))
+            start, end, indented = _indented(text, node)
             for name in dict.fromkeys(names):
                 yield start, end, f"{indent}if {name} is not None:\n{indented}"
+
+
+def _indented(text: Text, node: ast.stmt) -> tuple[int, int, str]:
+    """The statement's whole lines (start and end offsets) and those lines indented one level more."""
+    start, end = text.starts[node.lineno - 1], text.starts[node.end_lineno]  # type: ignore[index]
+    lines = text.source[start:end]
+    indented = "".join("    " + line if line.strip() else line for line in lines.splitlines(True))
+    return start, end, indented if indented.endswith("\n") else indented + "\n"
 
 
 def own_lines_indent(text: Text, node: ast.stmt) -> str | None:

@@ -13,6 +13,7 @@ from typing import Literal, Protocol, Sequence
 
 from .code import changed_lines
 from .mutate import Mutant, ranked_mutants
+from .mutate_guards import raised
 from .types import Harness, SearchRound, TestOutcome, check_many
 
 
@@ -63,7 +64,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     hashes of code already tested (the original among them)."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
-    ranked = ranked_mutants(base, name, exclude, hot_lines(base, feedback), cap)
+    ranked = ranked_mutants(base, name, exclude, hot_lines(base, feedback), cap, raised(feedback))
     sources = [m.source for m in ranked]
     if screen is not None:
         outcomes = screen.screen(sources)
