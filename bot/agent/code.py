@@ -17,7 +17,7 @@ import io
 import re
 import textwrap
 import tokenize
-from typing import Literal
+from typing import Iterator, Literal
 
 from .blocks import FENCE, Extracted, find_function, function_span, parsed_blocks, segment, syntax_detail
 from .parts import extract_parts, function_parts, join_parts
@@ -174,6 +174,17 @@ class _StripDocstrings(ast.NodeTransformer):
         return node
 
     visit_FunctionDef = visit_AsyncFunctionDef = visit_ClassDef = visit_Module = _strip
+
+
+def statement_blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
+    """Every list of sibling statements: `body`, and each nested body, else, finally and handler body."""
+    yield body
+    for stmt in body:
+        for n in ast.walk(stmt):
+            for field in ("body", "orelse", "finalbody"):
+                block = getattr(n, field, None)
+                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
+                    yield block
 
 
 def normalized_dump(code: str) -> str:

@@ -18,7 +18,7 @@ import re
 from dataclasses import dataclass
 from typing import Iterator, Sequence
 
-from .code import assigned_names, code_hash, find_function
+from .code import assigned_names, code_hash, find_function, statement_blocks
 from .mutate_guards import except_edits, guard_edits, own_lines_indent
 from .mutate_regex import literal_edits, pattern_literals
 from .parts import function_parts
@@ -228,7 +228,7 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Modul
             a, b = n.args
             start, end = text.span(a)[0], text.span(b)[1]
             yield "swap", (start, end, f"{seg(b)}, {seg(a)}")
-    for block in [] if assignment else _blocks(body):  # deleted statements (the only one of its block: `pass`)
+    for block in [] if assignment else statement_blocks(body):  # deleted statements (the only one of its block: `pass`)
         for stmt in block:
             start, end = text.span(stmt)
             line_start, line_end = text.starts[stmt.lineno - 1], text.starts[stmt.end_lineno]  # type: ignore[index]
@@ -236,16 +236,6 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Modul
                 yield "delete", (line_start, line_end, "")
             else:
                 yield "delete", (start, end, "pass")
-
-
-def _blocks(body: list[ast.stmt]) -> Iterator[list[ast.stmt]]:
-    yield body
-    for stmt in body:
-        for n in ast.walk(stmt):
-            for field in ("body", "orelse", "finalbody"):
-                block = getattr(n, field, None)
-                if isinstance(block, list) and block and isinstance(block[0], ast.stmt):
-                    yield block
 
 
 def _apply(source: str, edit: Edit) -> str:

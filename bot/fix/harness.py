@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from sandbox import Sandbox
 
@@ -72,12 +72,13 @@ class RepoHarness:
     deadline: float | None = None  # time.monotonic() by which every batch must have ended
     shown: str = ""  # the tests' code as the prompt shows it: the feedback leaves those lines out
     runs: list[TestRun] = field(default_factory=list, compare=False)  # every run, for the report's timings
+    expand: Callable[[str], str] | None = None  # a long function's excerpt, put back (bot/fix/excerpt.py)
 
     def check(self, function_source: str) -> TestOutcome:
         return self.check_many([function_source])[0]
 
     def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
-        variants = [with_code(self.files, self.targets, s) for s in sources]
+        variants = [with_code(self.files, self.targets, self.expand(s) if self.expand else s) for s in sources]
         selected = self.test_ids | self.guards
         runs = run_many(self.sandbox, variants, self.command, pythonpath=self.pythonpath, select=selected,
                         timeout=self._batch_timeout(len(selected)), test_timeout=self.test_timeout_s, strict=False)

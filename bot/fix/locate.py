@@ -358,6 +358,16 @@ def _imported(files: _Files, test: str, tree: ast.Module) -> set[str]:
     return {p for p, d in dotted.items() if any(m and (d == m or d.endswith("." + m)) for m in modules)}
 
 
+def covered_lines(checkout: Checkout, run: TestRun, path: str) -> dict[int, frozenset[str]]:
+    """Line of `path` -> node ids of the tests that ran it (coverage's paths resolved as for ranking); empty when
+    the run measured no coverage."""
+    files = _Files(checkout)
+    for raw, lines in (run.coverage or {}).items():
+        if files.relative(raw) == path:
+            return {n: frozenset(_PHASE.sub("", t) for t in ids) for n, ids in lines.items()}
+    return {}
+
+
 def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, float, int, int]]:
     """Ochiai per project span that a failing test executed: failed(f) / sqrt(total_failed · executed(f))."""
     if not run.coverage or not run.failed:

@@ -18,6 +18,7 @@ from bot.errors import Stopped
 from bot.failures import Failure
 
 from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
+from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from .harness import RepoHarness, with_code
 from .locate import locate
 from .pairs import PairKey, next_pair, pair_key
@@ -110,12 +111,22 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
                             helper=spans[1] if len(spans) > 1 else None)
 
     ctx.say(f"  guarding {len(guards)} test(s) that passed before and ran it")
+    part: Excerpt | None = None
     try:
         first = harness.check(source)
         if first.passed:  # the blamed tests pass with this function as it is: not the culprit
             return record("not_fixed", "passed_without_change")
-        budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()))
-        result = repair(AgentContext(llm=ctx.llm, harness=harness, target=agent_target(files, *spans),
+        target = agent_target(files, *spans)
+        if options.iterations and len(spans) == 1 and work.run is not None:
+            part = excerpt_for(work.checkout.root, files, work.run, spans[0], tests, target, first.feedback)
+        if part is not None:
+            ctx.say(f"  showing the model lines {part.first + 1}-{part.stop} of its {len(source.splitlines())} "
+                    "(where the failing tests' evidence points)")
+            harness = replace(harness, expand=part.expand)
+            target = replace(target, source=part.source, context=excerpt_context(target, part))
+        budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()),
+                          max_tokens_per_call=answer_tokens(target.source, Budgets.max_tokens_per_call))
+        result = repair(AgentContext(llm=ctx.llm, harness=harness, target=target,
                                      failure=AgentFailure(summary=first.feedback, tests=harness.shown), budgets=budgets,
                                      search=options.search, agent=options.agent, samples=options.samples,
                                      progress=_progress(ctx)))
@@ -127,9 +138,10 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
         raise ModelFailed(str(exc), repaired) from exc
     finally:
         ctx.tests_s += sum(run.duration_s for run in harness.runs)
-    status = "fixed" if result.final_code is not None else "not_fixed"
-    return record(status, result.stop_reason, result.attempts, result.changed_lines, result.final_code,
-                  result.searches)
+    fixed = part.expand(result.final_code) if part is not None and result.final_code is not None \
+        else result.final_code
+    status = "fixed" if fixed is not None else "not_fixed"
+    return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
 
 
 def _still_failing(run: TestRun, failing: frozenset[str], flaky: tuple[str, ...], only_logged: bool) -> frozenset[str]:

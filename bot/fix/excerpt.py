@@ -1,0 +1,190 @@
+"""A long function's suspicious part, repaired as a function of its own.
+
+A small model on a CPU writes 15-20 tokens a second and must answer with the whole function: for a function of
+80 lines that is a minute per answer, and past `Budgets.max_tokens_per_call` the answer is cut off and useless.
+So a function longer than MAX_FUNCTION_LINES is shown to the agent as an excerpt: its def line and docstring,
+then the run of sibling statements (at most MAX_EXCERPT_LINES lines) that the failing tests' evidence points at
+(the lines of the traceback, per-line ochiai from per-test coverage, and the lines that use a word of the
+failing assertion). The agent repairs that short function;
+`expand` puts its body back in place of the run, every other byte of the function as it was, before any test
+runs. Without evidence inside the function (no line ran by a failing test) there is no excerpt.
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import keyword
+import math
+import re
+import textwrap
+from dataclasses import dataclass
+from typing import Mapping
+
+from bot.agent import Target
+from bot.agent.code import statement_blocks
+from bot.agent.search import hot_lines
+
+from .locate import covered_lines
+from .types import Checkout, CodeTarget, TestRun
+
+MAX_FUNCTION_LINES = 40
+MAX_EXCERPT_LINES = 24
+MIN_EXCERPT_LINES = 8
+PREAMBLE_LINES = 12  # of the function's lines just above the excerpt, shown to the model as context
+NAMED = 0.5  # a line's score for using a word of the failing assertion (a traceback line scores 1)
+WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
+COMMON = set(keyword.kwlist) | set(dir(builtins)) | {"self", "cls", "assert", "assertEqual", "assertTrue",
+                                                     "assertFalse", "assertIn", "assertIs", "assertIsNone", "where"}
+
+
+@dataclass(frozen=True, kw_only=True)
+class Excerpt:
+    whole: str  # the whole function, as the agent would have seen it (dedented)
+    first: int  # the excerpt's first line in `whole`, 0-based
+    stop: int  # just past its last line
+    indent: str  # the excerpt's indentation in `whole`
+    head: int  # lines of `whole` up to its body's first statement (decorators, def line, docstring)
+    body_indent: str  # the indentation of the function's body
+
+    @property
+    def source(self) -> str:
+        """The short function the agent repairs: the def line and docstring, then the excerpt as its body."""
+        lines = self.whole.splitlines(True)
+        body = [self._move(line, self.indent, self.body_indent) for line in lines[self.first:self.stop]]
+        return "".join(lines[:self.head] + body)
+
+    @property
+    def preamble(self) -> str:
+        """The function's lines just above the excerpt (what defines the names it uses), for the model to read."""
+        lines = self.whole.splitlines(True)
+        return "".join(lines[max(self.head, self.first - PREAMBLE_LINES):self.first])
+
+    def expand(self, code: str) -> str:
+        """The whole function with the body of `code` (a repaired excerpt) in place of the excerpt."""
+        try:
+            func = _function(ast.parse(code))
+        except SyntaxError:
+            func = None
+        if func is None or not func.body or self._is_whole(code):
+            return code  # not usable as it is (the tests say why), or the whole function after all
+        body = func.body[1:] if _docstring(func) and len(func.body) > 1 else func.body
+        lines = code.splitlines(True)
+        indent = lines[body[0].lineno - 1][:body[0].col_offset]
+        new = [self._move(line, indent, self.indent) for line in lines[body[0].lineno - 1:]]
+        if new and not new[-1].endswith("\n"):
+            new[-1] += "\n"
+        whole = self.whole.splitlines(True)
+        return "".join(whole[:self.first] + new + whole[self.stop:])
+
+    def _is_whole(self, code: str) -> bool:
+        """The answer holds at least half of the function's code lines outside the excerpt: the model rewrote the
+        whole function (it read the lines above in the context) rather than the excerpt."""
+        lines = self.whole.splitlines()
+        inside = {line.strip() for line in lines[self.first:self.stop]}
+        outside = {line.strip() for line in lines[self.head:self.first] + lines[self.stop:]
+                   if line.strip() and not line.strip().startswith("#")} - inside
+        said = {line.strip() for line in code.splitlines()}
+        return bool(outside) and len(outside & said) >= max(1, len(outside) // 2)
+
+    @staticmethod
+    def _move(line: str, old: str, new: str) -> str:
+        return new + line[len(old):] if line.startswith(old) and line.strip() else line
+
+
+def _function(tree: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+    funcs = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return funcs[0] if len(funcs) == 1 else None
+
+
+def _docstring(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+    first = func.body[0]
+    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+
+
+def line_scores(covered: Mapping[int, frozenset[str]], failing: frozenset[str], passed: frozenset[str],
+                offset: int, hot: set[int], named: set[int] = frozenset()) -> dict[int, float]:  # type: ignore[assignment]
+    """Per line of the function (1-based; file line = line + offset): ochiai over the tests that ran it, plus 1
+    for a line the failure's traceback shows, plus NAMED for one that uses a word of the failing assertion (what
+    tells lines apart when every line ran in every test)."""
+    scores: dict[int, float] = {line: 1.0 for line in hot}
+    for line in named:
+        scores[line] = scores.get(line, 0.0) + NAMED
+    for file_line, tests in covered.items():
+        ef, ep = len(tests & failing), len(tests & passed)
+        if ef and file_line > offset:
+            line = file_line - offset
+            scores[line] = scores.get(line, 0.0) + ef / math.sqrt(len(failing) * (ef + ep))
+    return scores
+
+
+def named_lines(whole: str, feedback: str) -> set[int]:
+    """Lines of the function (1-based) that use a name or word of the failing assertion: the test's own lines and
+    the error lines of `feedback`, the function's own lines and common words aside."""
+    own = {line.strip() for line in whole.splitlines()}
+    said = [line.lstrip(">E").strip() for line in feedback.splitlines() if line.startswith((">", "E "))]
+    words = {w for line in said if line not in own for w in WORD.findall(line)} - COMMON
+    return {i for i, line in enumerate(whole.splitlines(), 1)
+            if not line.strip().startswith("#") and words & set(WORD.findall(line))}
+
+
+def excerpt(whole: str, scores: Mapping[int, float]) -> Excerpt | None:
+    """The run of sibling statements of at most MAX_EXCERPT_LINES lines with the highest total score (among
+    equals, the shortest of at least MIN_EXCERPT_LINES: a line alone is no function to read); None for a short function, one that does not parse, or no evidence inside."""
+    lines = whole.splitlines(True)
+    if len(lines) <= MAX_FUNCTION_LINES:
+        return None
+    try:
+        func = _function(ast.parse(whole))
+    except SyntaxError:
+        return None
+    if func is None or not func.body:
+        return None
+    body = func.body[1:] if _docstring(func) and len(func.body) > 1 else func.body
+    best: tuple[float, int, int, int, int] | None = None  # score, lines up to the least, -lines, first, stop
+    for block in statement_blocks(body):
+        for i, stmt in enumerate(block):
+            for last in block[i:]:
+                size = (last.end_lineno or last.lineno) - stmt.lineno + 1
+                if size > MAX_EXCERPT_LINES:
+                    break
+                score = sum(scores.get(n, 0.0) for n in range(stmt.lineno, stmt.lineno + size))
+                key = (score, min(size, MIN_EXCERPT_LINES), -size, stmt.lineno - 1, stmt.lineno - 1 + size)
+                if score > 0 and (best is None or key[:3] > best[:3]):
+                    best = key
+    if best is None:
+        return None
+    first, stop = best[3], best[4]
+    indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())]
+    head = func.body[0].end_lineno if body is not func.body else body[0].lineno - 1  # through the docstring
+    body_indent = lines[body[0].lineno - 1][:body[0].col_offset]
+    found = Excerpt(whole=whole, first=first, stop=stop, indent=indent, head=head, body_indent=body_indent)
+    try:
+        ast.parse(found.source)
+    except SyntaxError:  # a string's continuation lines that do not share the excerpt's indentation
+        return None
+    return found if found.expand(found.source) == whole else None
+
+
+def answer_tokens(source: str, least: int) -> int:
+    """A model answer's token cap for rewriting `source` whole (about 3 characters a token for code), at least
+    `least`: a cap below the function's own length cuts every answer off."""
+    return max(least, len(source) // 3 + 100)
+
+
+def excerpt_for(root: str, files: Mapping[str, bytes], run: TestRun, target: CodeTarget, tests: frozenset[str],
+                agent: Target, feedback: str) -> Excerpt | None:
+    """The excerpt of a long target function that the failing `tests` point at: the lines `feedback` (its
+    traceback) shows, and the lines `run`'s per-test coverage has them run more than the passing tests do."""
+    if len(agent.source.splitlines()) <= MAX_FUNCTION_LINES:
+        return None
+    covered = covered_lines(Checkout(root, files), run, target.path)
+    scores = line_scores(covered, tests, run.passed, target.start - 1, hot_lines(agent.source, feedback),
+                         named_lines(agent.source, feedback))
+    return excerpt(agent.source, scores)
+
+
+def excerpt_context(agent: Target, part: Excerpt) -> str:
+    """What the model reads around the excerpt: the module's imports, then the lines of the function above it."""
+    above = textwrap.dedent(part.preamble).strip("\n")
+    note = f"# {agent.name}, the lines just above the part shown as the function:\n{above}" if above else ""
+    return "\n\n".join(text for text in (agent.context, note) if text)
