@@ -9,6 +9,7 @@ string with escapes that are not raw is left alone (its text is not its value).
 from __future__ import annotations
 
 import ast
+import itertools
 import re
 from dataclasses import dataclass, field
 from typing import Callable, Iterator
@@ -83,15 +84,19 @@ class _Scan:
 
 
 def pattern_edits(body: str) -> Iterator[Edit]:
-    """Candidate edits of a pattern's text, before checking that they compile."""
+    """Candidate edits of a pattern's text, before checking that they compile: quantifier and anchor edits, class
+    edits and optional groups taken in turn, so that a long pattern's many class items do not push the other
+    kinds past the search's cap."""
     scan = _scan(body)
-    yield from scan.edits
-    for items, close, negated in scan.classes:
-        yield from _class_edits(body, items, close, negated, scan.punctuation)
+    classes = [e for items, close, negated in scan.classes
+               for e in _class_edits(body, items, close, negated, scan.punctuation)]
+    groups = []
     for open_, close in scan.groups:
         lookaround = body[open_ + 1:open_ + 3] in ("?=", "?!") or body[open_ + 1:open_ + 4] in ("?<=", "?<!")
         if not lookaround and body[close + 1:close + 2] not in ("*", "+", "?", "{"):
-            yield close + 1, close + 1, "?"  # the group becomes optional
+            groups.append((close + 1, close + 1, "?"))  # the group becomes optional
+    for turn in itertools.zip_longest(scan.edits, classes, groups):
+        yield from (edit for edit in turn if edit is not None)
 
 
 def _scan(body: str) -> _Scan:
