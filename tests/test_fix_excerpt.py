@@ -87,7 +87,7 @@ def test_a_string_whose_lines_leave_the_indentation_stays_as_it_is():
 def test_scores_favour_lines_only_failing_tests_ran_and_lines_the_failure_names():
     covered = {11: frozenset({"t::fail", "t::pass"}), 12: frozenset({"t::fail"}), 13: frozenset({"t::pass"})}
     scores = line_scores(covered, frozenset({"t::fail"}), frozenset({"t::pass"}), offset=10, hot={5}, named={4})
-    assert scores == {1: pytest.approx(2 ** -0.5), 2: 1.0, 4: 0.5, 5: 1.0}  # line 3: only the passing test
+    assert scores == {1: pytest.approx(2 ** -0.5), 2: 1.0, 4: 0.5, 5: 3.0}  # line 3: only the passing test
 
 
 def test_named_lines_use_the_assertions_words_not_the_functions_own_lines():

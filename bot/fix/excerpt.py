@@ -31,7 +31,8 @@ MAX_FUNCTION_LINES = 40
 MAX_EXCERPT_LINES = 24
 MIN_EXCERPT_LINES = 8
 PREAMBLE_LINES = 12  # of the function's lines just above the excerpt, shown to the model as context
-NAMED = 0.5  # a line's score for using a word of the failing assertion (a traceback line scores 1)
+HOT = 3.0  # a line the traceback shows: where it failed outweighs a few lines that merely ran
+NAMED = 0.5  # a line's score for using a word of the failing assertion
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
 COMMON = set(keyword.kwlist) | set(dir(builtins)) | {"self", "cls", "assert", "assertEqual", "assertTrue",
                                                      "assertFalse", "assertIn", "assertIs", "assertIsNone", "where"}
@@ -103,10 +104,10 @@ def _docstring(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
 
 def line_scores(covered: Mapping[int, frozenset[str]], failing: frozenset[str], passed: frozenset[str],
                 offset: int, hot: set[int], named: set[int] = frozenset()) -> dict[int, float]:  # type: ignore[assignment]
-    """Per line of the function (1-based; file line = line + offset): ochiai over the tests that ran it, plus 1
+    """Per line of the function (1-based; file line = line + offset): ochiai over the tests that ran it, plus HOT
     for a line the failure's traceback shows, plus NAMED for one that uses a word of the failing assertion (what
     tells lines apart when every line ran in every test)."""
-    scores: dict[int, float] = {line: 1.0 for line in hot}
+    scores: dict[int, float] = {line: HOT for line in hot}
     for line in named:
         scores[line] = scores.get(line, 0.0) + NAMED
     for file_line, tests in covered.items():
