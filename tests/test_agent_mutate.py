@@ -147,3 +147,17 @@ def test_ranked_mutants_are_rank_of_mutants_without_building_the_rest():
         slow = rank(mutants(source, "long"), hot, 24)
         fast = ranked_mutants(source, "long", frozenset(), hot, 24)
         assert [m.source for m in fast] == [m.source for m in slow] and len(fast) == 24
+
+
+def test_a_lambda_that_returns_a_function_instead_of_calling_it_gets_the_call():
+    source = '''def build(negate, key):
+    check = CHECKS[key]
+    if negate:
+        op = lambda attr, value: not check
+    else:
+        op = lambda attr, value: check(attr, value) or attr
+    return op
+'''
+    found = [m for m in mutants(source, "build") if m.operator == "uncalled"]
+    assert [m.source for m in found] == [source.replace("not check\n", "not check(attr, value)\n")]
+    assert rank(mutants(source, "build"))[0].operator == "uncalled"  # a few edits at most: tried first

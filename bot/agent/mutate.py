@@ -1,15 +1,15 @@
 """One-edit mutants of a function: the bugs a small model leaves (or a human makes) are often one token away.
 
 Every mutant is the function's own text with one span replaced, so that untouched characters (docstring,
-comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried:
-a statement the failure's traceback shows raising a builtin exception, wrapped in try/except (when the search
-knows the failure: `ranked_mutants`); comparison, arithmetic and boolean operator swaps; dropped operands; constants +-1; edits of regular expressions
-(bot/agent/mutate_regex.py); missing None checks (bot/agent/mutate_guards.py); swapped calls from small families
-(min/max, any/all, ...); +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`; another variable
-of the same scope; swapped arguments; a deleted statement. `rank` puts the lines the failure names first and
-caps the list. An assignment target (a table of lambdas, a constant) gets the same edits of its
-value, except deleting the statement: that would drop the name it defines. A target of several functions gets
-the edits of each function, one at a time.
+comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried: a
+statement the failure's traceback shows raising a builtin exception, wrapped in try/except (when the search knows
+the failure: `ranked_mutants`); a name that a lambda returns instead of calling it; comparison, arithmetic and
+boolean operator swaps; dropped operands; constants +-1; edits of regular expressions (bot/agent/mutate_regex.py);
+missing None checks (bot/agent/mutate_guards.py); swapped calls from small families (min/max, any/all, ...); +-1
+on range/slice/index bounds; removed or inserted `not`/`-`/`abs`; another variable of the same scope; swapped
+arguments; a deleted statement. `rank` puts the lines the failure names first and caps the list. An assignment
+target (a table of lambdas, a constant) gets the same edits of its value, except deleting the statement: that
+would drop the name it defines. A target of several functions gets the edits of each function, one at a time.
 """
 from __future__ import annotations
 
@@ -119,6 +119,7 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Modul
     nodes = [n for stmt in body for n in ast.walk(stmt) if id(n) not in in_fstring]
     seg = text.segment
 
+    yield from (("uncalled", edit) for edit in _uncalled(text, nodes, variables))
     for n in nodes:  # comparison operators
         if isinstance(n, ast.Compare):
             operands = [n.left, *n.comparators]
@@ -236,6 +237,20 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Modul
                 yield "delete", (line_start, line_end, "")
             else:
                 yield "delete", (start, end, "pass")
+
+
+def _uncalled(text: _Text, nodes: list[ast.AST], variables: list[str]) -> Iterator[Edit]:
+    """A lambda that returns a function instead of calling it: `lambda a, b: not check` -> `not check(a, b)`, for
+    a name of the enclosing scope that the lambda neither takes nor calls. Rare, so tried first: a few edits."""
+    for n in nodes:
+        if not isinstance(n, ast.Lambda) or not n.args.args:
+            continue
+        params = [a.arg for a in n.args.args]
+        called = {id(c.func) for c in ast.walk(n.body) if isinstance(c, ast.Call)}
+        for name in ast.walk(n.body):
+            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and id(name) not in called \
+                    and name.id in variables and name.id not in params:
+                yield (*text.span(name), f"{name.id}({', '.join(params)})")
 
 
 def _apply(source: str, edit: Edit) -> str:
