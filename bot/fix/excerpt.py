@@ -71,7 +71,7 @@ class Excerpt:
         body = func.body[1:] if _docstring(func) and len(func.body) > 1 else func.body
         lines = code.splitlines(True)
         indent = lines[body[0].lineno - 1][:body[0].col_offset]
-        new = [self._move(line, indent, self.indent) for line in lines[body[0].lineno - 1:]]
+        new = self._without_above([self._move(line, indent, self.indent) for line in lines[body[0].lineno - 1:]])
         if new and not new[-1].endswith("\n"):
             new[-1] += "\n"
         whole = self.whole.splitlines(True)
@@ -86,6 +86,18 @@ class Excerpt:
                    if line.strip() and not line.strip().startswith("#")} - inside
         said = {line.strip() for line in code.splitlines()}
         return bool(outside) and len(outside & said) >= max(1, len(outside) // 2)
+
+    def _without_above(self, new: list[str]) -> list[str]:
+        """The answer without the lines above the excerpt that it repeated at its start (the model read them in
+        the context): they are still there in the function."""
+        lines = self.whole.splitlines()
+        above, first = [line.strip() for line in lines[self.head:self.first]], lines[self.first].strip()
+        said = [line.strip() for line in new]
+        for k in range(min(len(above), len(said) - 1), 0, -1):
+            # a short run is the preamble only when the excerpt's own first line follows it
+            if said[:k] == above[-k:] and (k >= 3 or said[k] == first):
+                return new[k:]
+        return new
 
     @staticmethod
     def _move(line: str, old: str, new: str) -> str:
