@@ -10,7 +10,7 @@ import time
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
-from bot.agent import AgentContext, Attempt, Budgets, repair
+from bot.agent import AgentContext, Attempt, Budgets, Target, repair
 from bot.agent import Failure as AgentFailure
 from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName, RepairInterrupted, SearchRound
@@ -117,11 +117,8 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
         if first.passed:  # the blamed tests pass with this function as it is: not the culprit
             return record("not_fixed", "passed_without_change")
         target = agent_target(files, *spans)
-        if options.iterations and len(spans) == 1 and work.run is not None:
-            part = excerpt_for(work.checkout.root, files, work.run, spans[0], tests, target, first.feedback)
+        part = _excerpt(ctx, work, spans, tests, options, target, first.feedback)
         if part is not None:
-            ctx.say(f"  showing the model lines {part.first + 1}-{part.stop} of its {len(source.splitlines())} "
-                    "(where the failing tests' evidence points)")
             harness = replace(harness, expand=part.expand)
             target = replace(target, source=part.source, context=excerpt_context(target, part))
         budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()),
@@ -142,6 +139,18 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
         else result.final_code
     status = "fixed" if fixed is not None else "not_fixed"
     return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
+
+
+def _excerpt(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
+             target: Target, feedback: str) -> Excerpt | None:
+    """The part of a long function that the model is shown and answers with (bot/fix/excerpt.py), if any."""
+    if not options.iterations or len(spans) > 1 or work.run is None:
+        return None
+    part = excerpt_for(work.checkout.root, work.files, work.run, spans[0], tests, target, feedback)
+    if part is not None:
+        ctx.say(f"  showing the model lines {part.first + 1}-{part.stop} of its {len(target.source.splitlines())} "
+                "(where the failing tests' evidence points)")
+    return part
 
 
 def _still_failing(run: TestRun, failing: frozenset[str], flaky: tuple[str, ...], only_logged: bool) -> frozenset[str]:
