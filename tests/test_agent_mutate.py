@@ -7,7 +7,7 @@ import json
 import pytest
 
 from bot.agent.code import changed_lines, code_hash, function_source
-from bot.agent.mutate import mutants, rank
+from bot.agent.mutate import mutants, rank, ranked_mutants
 
 FUNC = '''def f(xs, n):
     """Docstring: 1 < 2 and x + 1."""
@@ -161,3 +161,11 @@ def test_a_lambda_that_returns_a_function_instead_of_calling_it_gets_the_call():
     found = [m for m in mutants(source, "build") if m.operator == "uncalled"]
     assert [m.source for m in found] == [source.replace("not check\n", "not check(attr, value)\n")]
     assert rank(mutants(source, "build"))[0].operator == "uncalled"  # a few edits at most: tried first
+
+
+def test_a_function_that_ends_in_an_assignment_is_ranked_too():
+    """An excerpt of a long function (bot/fix/excerpt.py) may end in an assignment: the None check inserted after
+    it starts at the text's very end, which ranking must place on the last line."""
+    found = ranked_mutants("def f(x):\n    y = g(x)\n", "f", hot_lines={2})
+    assert any(m.source.endswith("if y is None:\n        return None\n") for m in found)
+    assert ranked_mutants("def f(x):\n    y = g(x)", "f", hot_lines={2})  # no final newline: no crash either

@@ -76,7 +76,8 @@ class _Text:
         return self.source[start:end]
 
     def line_of(self, offset: int) -> int:
-        return next(i for i in range(len(self.lines)) if self.starts[i + 1] > offset) + 1
+        # the text's end (an insertion after the last statement) is on the last line
+        return next((i for i in range(len(self.lines)) if self.starts[i + 1] > offset), len(self.lines) - 1) + 1
 
     def between(self, left: ast.AST, right: ast.AST, token: str) -> tuple[int, int] | None:
         """Where the operator `token` sits between two operands (parentheses and spaces around it skipped)."""
