@@ -553,6 +553,23 @@ def test_a_class_attribute_read_by_the_base_class_when_the_test_names_the_class(
     assert targets[1].reasons == ("read by InfoExtractor.suitable",)
 
 
+def test_the_named_classs_attribute_comes_before_code_that_merely_ran_in_every_test(tmp_path):
+    """youtube-dl-36: the extractors' registry ran in every test (a lower Ochiai than `suitable`, but not 0); the
+    pattern of the class the failing test names must still come right after `suitable`, within 2 targets."""
+    files = dict(EXTRACTORS)
+    files["ydl/common.py"] += "\n\ndef registry():\n    return [InfoExtractor]\n"
+    files["test/test_all_urls.py"] = files["test/test_all_urls.py"].replace(
+        "from ydl.youtube import YoutubeIE\n", "from ydl.youtube import YoutubeIE\nfrom ydl.common import registry\n"
+    ).replace("def test_youtube_matching():\n", "def test_youtube_matching():\n    registry()\n").replace(
+        "def test_facebook_matching():\n", "def test_facebook_matching():\n    registry()\n"
+    ) + "\n\ndef test_registry():\n    assert registry()\n"
+    checkout, run = run_repo(tmp_path, files)
+    assert run.failed == {"test/test_all_urls.py::test_facebook_matching"}
+    targets = locate(checkout, run, run.failures, limit=3)
+    assert where(targets)[:3] == ["ydl/common.py::InfoExtractor.suitable", "ydl/facebook.py::FacebookIE._VALID_URL",
+                                  "ydl/common.py::registry"]
+
+
 def test_a_module_constant_named_in_the_assertion(tmp_path):
     files = {"pkg/__init__.py": "", "pkg/limits.py": "MAX_ITEMS = 9\nMIN_ITEMS = 1\n",
              "tests/test_limits.py": "from pkg.limits import MAX_ITEMS\n\n\n"

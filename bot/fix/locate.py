@@ -15,7 +15,9 @@ Four signals, each a term of the score `100·broken + 10·frame + ochiai + 0.01�
 - read (0..1): an assignment that a suspect function (one with a frame or a spectrum score) reads, as strong as
   its strongest reader: a module constant by its name in the same module, a class attribute as `self.a` or
   `cls.a` in a method of its class or, when the failing test names its class, in any method (an extractor's
-  `_VALID_URL` read by the base class's `suitable`). It ranks such a table just after the code that reads it.
+  `_VALID_URL` read by the base class's `suitable`). It ranks such a table after the code that reads it; an
+  attribute of the class the failing test names also takes NEXT times its reader's frame and ochiai terms, so
+  that it comes right after its reader, before functions that merely ran in every test.
 - named (0..1): the share of failures whose failing assertion (1) or, failing that, test body (0.5) calls the
   function or names the constant; it matters when an assertion fails in the test itself and there is no
   coverage.
@@ -43,6 +45,7 @@ _SYNTAX = ("SyntaxError", "IndentationError", "TabError")
 _ENV_DIRS = {"site-packages", "dist-packages", "venv", "__pypackages__", "node_modules"}
 _CALL = re.compile(r"(\.)?\b([A-Za-z_]\w*)\s*\(")
 _PHASE = re.compile(r"\|(?:setup|run|teardown)$")  # pytest-cov's "node id|run" contexts
+NEXT = 0.99  # an attribute of the class the failing test names scores just below the code that read it
 
 
 def is_project_file(path: str) -> bool:
@@ -206,11 +209,14 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
         ev.ochiai = score
         ev.reasons.append(f"ochiai {score:.2f} ({ef} failing, {ep} passing tests ran it)")
     classes = {name for f in failures if not _is_syntax(f) for part in _test_reads(files, f)[:2] for _, name in part}
-    for path, span, strength, reader in _read_by(files, list(found.values()), classes):
+    for path, span, reader, direct in _read_by(files, list(found.values()), classes):
         ev = evidence(path, span)
+        strength = (10 * reader.frame + reader.ochiai) / 11
         if strength > ev.read:
             ev.read = strength
-            ev.reasons.append(f"read by {reader}")
+            ev.reasons.append(f"read by {reader.span.qualname}")
+        if direct:  # the test's own class's attribute, read by the code it ran: right after that code
+            ev.frame, ev.ochiai = max(ev.frame, reader.frame * NEXT), max(ev.ochiai, reader.ochiai * NEXT)
     ranked = sorted((e for e in found.values() if e.suspect()), key=_Evidence.key)
     return [e.target() for e in ranked[:limit]]
 
@@ -230,10 +236,12 @@ def _frames(files: _Files, failure: Failure) -> list[tuple[str, Span]]:
     return out
 
 
-def _read_by(files: _Files, suspects: list[_Evidence], classes: set[str]) -> list[tuple[str, Span, float, str]]:
-    """(path, assignment, strength, reader) for the assignments the suspect functions read (see `read` above);
-    `classes`: the names the failing tests' code reads. An attribute of a class the test names shadows the
-    reader's own class's attribute of that name (`cls._VALID_URL` is the subclass's)."""
+def _read_by(files: _Files, suspects: list[_Evidence], classes: set[str]
+             ) -> list[tuple[str, Span, _Evidence, bool]]:
+    """(path, assignment, reader, direct) for the assignments the suspect functions read (see `read` above);
+    `classes`: the names the failing tests' code reads; `direct`: an attribute of such a class. An attribute of a
+    class the test names shadows the reader's own class's attribute of that name (`cls._VALID_URL` is the
+    subclass's)."""
     out = []
     readers = [ev for ev in suspects if ev.span.kind == "function" and (ev.frame or ev.ochiai)]
     defining = re.compile(r"^[ \t]*class[ \t]+(?:" + "|".join(map(re.escape, sorted(classes))) + r")\b", re.M)
@@ -250,8 +258,7 @@ def _read_by(files: _Files, suspects: list[_Evidence], classes: set[str]) -> lis
         own = [(path, span) for path, span, parts in assigned if path == ev.path and any(
             (not cls and attr in names) or (cls and cls == owner and attr in attrs - shadowed)
             for cls, _, attr in parts)]
-        out += [(path, span, (10 * ev.frame + ev.ochiai) / 11, ev.span.qualname)
-                for path, span in dict.fromkeys(named + own)]
+        out += [(path, span, ev, (path, span) in named) for path, span in dict.fromkeys(named + own)]
     return out
 
 
