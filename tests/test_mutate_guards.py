@@ -138,3 +138,56 @@ def test_the_search_catches_the_exception_before_the_model_is_asked(tmp_path, do
     added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert added == ["+        try:", "+            return chr(code)", "+        except ValueError:", "+            pass"]
     assert llm.asked == []
+
+
+OPS = '''import operator
+
+CHECKS = {"==": operator.eq, "<": operator.lt}
+
+
+def scale(x, factor=2, offset=0, low=-100, high=100):
+    y = x * factor + offset
+    if y < low:
+        y = low
+    if y > high:
+        y = high
+    return y - offset - x * (factor - 1)
+
+
+def build(spec):
+    check = CHECKS[spec.lstrip("!")]
+    if spec.startswith("!"):
+        return lambda a, b: not check
+    return check
+'''
+OPS_TESTS = '''from ops import build, scale
+
+
+def test_equal():
+    assert build("==")(1, 1)
+
+
+def test_less():
+    assert build("<")(1, 2)
+
+
+def test_not_equal():
+    assert build("!==")(scale(1), 2) is True
+'''
+
+
+def test_the_sweeps_short_first_round_reaches_the_second_target_before_the_first_is_searched_through(
+        tmp_path, docker_client, sandbox_image):
+    """`scale`, which only the failing test runs, ranks first and has dozens of mutants, none a fix; `build`'s
+    lambda returns `check` instead of calling it. The sweep's first round tries 12 mutants of each target, so the
+    fix (an `uncalled` mutant, ranked first in `build`) is found before `scale` is searched through."""
+    root = make_repo(tmp_path / "ops", {"ops.py": OPS, "tests/test_ops.py": OPS_TESTS})
+    llm = ByNameLLM({})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    assert [t.qualname for t in result.targets][:2] == ["scale", "build"]
+    swept = [(r.target.qualname, [s.candidates for s in r.searches]) for r in result.repairs
+             if r.stop_reason == "search_only"]
+    assert swept == [("scale", [12])]
+    assert "+        return lambda a, b: not check(a, b)" in result.diff
+    assert llm.asked == []

@@ -37,6 +37,7 @@ class SearchOptions:
     # Search around the original before the first model call; off when that search already ran (`fixbot fix`
     # searches every ranked target first: bot/fix/pipeline.py, _sweep).
     first_round: bool = True
+    skip: int = 0  # the best-ranked mutants already tried by an earlier, shorter round (`fixbot fix`'s sweep)
 
 
 def hot_lines(function_source: str, feedback: str) -> set[int]:
@@ -64,7 +65,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     hashes of code already tested (the original among them)."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
-    ranked = ranked_mutants(base, name, exclude, hot_lines(base, feedback), cap, raised(feedback))
+    ranked = ranked_mutants(base, name, exclude, hot_lines(base, feedback), cap, raised(feedback))[options.skip:]
     sources = [m.source for m in ranked]
     if screen is not None:
         outcomes = screen.screen(sources)

@@ -34,6 +34,7 @@ __all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout"
 STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
 TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one is untried (see _share)
 SWEEP_SHARE = 0.4  # of the time left, at most, for the search alone on every ranked target (see _sweep)
+SWEEP_FIRST = 12  # mutants per target in the sweep's first round
 
 
 class ModelFailed(Exception):
@@ -239,10 +240,21 @@ def _share(work: _Work, options: FixOptions, spans: tuple[CodeTarget, ...], dead
 def _sweep(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> None:
     """The mutation search alone on each ranked target before any model call: a one-edit fix of the second or
     third target takes seconds, and would otherwise wait behind the first target's model calls (up to a minute
-    each on a CPU). Takes at most SWEEP_SHARE of the time left; the model repairs skip the searches done here."""
+    each on a CPU). Two rounds: the SWEEP_FIRST best-ranked mutants of every target (the rare, precise edits rank
+    first: a caught exception, an uncalled function), then the rest of each target's `slow_mutants`, so that a long
+    first target does not spend the sweep before the others are tried. Takes at most SWEEP_SHARE of the time left;
+    the model repairs skip the searches done here."""
     if options.search is None or not options.iterations:
         return
     until = time.monotonic() + (deadline - time.monotonic()) * SWEEP_SHARE
+    first = min(SWEEP_FIRST, options.search.slow_mutants)
+    for search in (replace(options.search, slow_mutants=first),
+                   replace(options.search, skip=first)):
+        _sweep_round(ctx, work, replace(options, iterations=0, search=search), until, deadline)
+
+
+def _sweep_round(ctx: FixRun, work: _Work, options: FixOptions, until: float, deadline: float) -> None:
+    assert options.search is not None
     searched: set[tuple[str, str]] = set()
     while work.remaining and len(searched) < options.max_targets and time.monotonic() < until:
         assert work.run is not None
@@ -251,8 +263,11 @@ def _sweep(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> No
             return
         searched.add((target.path, target.qualname))
         tests = blamed_tests(target, work.run, work.remaining)
-        ctx.say(f"searching {target.path}::{target.qualname} for a one-edit fix ({len(tests)} failing test(s))")
-        repaired = _repair_one(ctx, work, (target,), tests, replace(options, iterations=0), until)
+        tried = f"mutants {options.search.skip + 1}-{options.search.slow_mutants}" if options.search.skip \
+            else f"the first {options.search.slow_mutants} mutants"
+        ctx.say(f"searching {target.path}::{target.qualname} for a one-edit fix ({len(tests)} failing test(s); "
+                f"{tried})")
+        repaired = _repair_one(ctx, work, (target,), tests, options, until)
         if repaired.fixed is None:
             work.swept.append(replace(repaired, stop_reason="search_only"))
             continue
