@@ -5,9 +5,9 @@ A small model on a CPU writes 15-20 tokens a second and must answer with the who
 So a function longer than MAX_FUNCTION_LINES is shown to the agent as an excerpt: its def line and docstring,
 then the run of sibling statements (at most MAX_EXCERPT_LINES lines) that the failing tests' evidence points at
 (the lines of the traceback, per-line ochiai from per-test coverage, and the lines that use a word of the
-failing assertion). The agent repairs that short function;
-`expand` puts its body back in place of the run, every other byte of the function as it was, before any test
-runs. Without evidence inside the function (no line ran by a failing test) there is no excerpt.
+failing assertion). The agent repairs that short function; `expand` puts its body back in place of the run, every
+other byte of the function as it was, before any test runs. Without evidence inside the function (no line ran by
+a failing test, none named) there is no excerpt.
 """
 from __future__ import annotations
 
@@ -68,7 +68,7 @@ class Excerpt:
             func = None
         if func is None or not func.body or self._is_whole(code):
             return code  # not usable as it is (the tests say why), or the whole function after all
-        body = func.body[1:] if _docstring(func) and len(func.body) > 1 else func.body
+        body = _statements(func)
         lines = code.splitlines(True)
         indent = lines[body[0].lineno - 1][:body[0].col_offset]
         new = self._without_above([self._move(line, indent, self.indent) for line in lines[body[0].lineno - 1:]])
@@ -109,13 +109,14 @@ def _function(tree: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef | None
     return funcs[0] if len(funcs) == 1 else None
 
 
-def _docstring(func: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    first = func.body[0]
-    return isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str)
+def _statements(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
+    """The body's statements after the docstring (a docstring alone is the body)."""
+    docstring = ast.get_docstring(func, clean=False) is not None
+    return func.body[1:] if docstring and len(func.body) > 1 else func.body
 
 
 def line_scores(covered: Mapping[int, frozenset[str]], failing: frozenset[str], passed: frozenset[str],
-                offset: int, hot: set[int], named: set[int] = frozenset()) -> dict[int, float]:  # type: ignore[assignment]
+                offset: int, hot: set[int], named: frozenset[int] | set[int] = frozenset()) -> dict[int, float]:
     """Per line of the function (1-based; file line = line + offset): ochiai over the tests that ran it, plus HOT
     for a line the failure's traceback shows, plus NAMED for one that uses a word of the failing assertion (what
     tells lines apart when every line ran in every test)."""
@@ -142,7 +143,8 @@ def named_lines(whole: str, feedback: str) -> set[int]:
 
 def excerpt(whole: str, scores: Mapping[int, float]) -> Excerpt | None:
     """The run of sibling statements of at most MAX_EXCERPT_LINES lines with the highest total score (among
-    equals, the shortest of at least MIN_EXCERPT_LINES: a line alone is no function to read); None for a short function, one that does not parse, or no evidence inside."""
+    equals, the shortest of at least MIN_EXCERPT_LINES: a line alone is no function to read); None for a short
+    function, one that does not parse, or no evidence inside."""
     lines = whole.splitlines(True)
     if len(lines) <= MAX_FUNCTION_LINES:
         return None
@@ -152,7 +154,7 @@ def excerpt(whole: str, scores: Mapping[int, float]) -> Excerpt | None:
         return None
     if func is None or not func.body:
         return None
-    body = func.body[1:] if _docstring(func) and len(func.body) > 1 else func.body
+    body = _statements(func)
     best: tuple[float, int, int, int, int] | None = None  # score, lines up to the least, -lines, first, stop
     for block in statement_blocks(body):
         for i, stmt in enumerate(block):
