@@ -66,6 +66,16 @@ def test_quantifiers_groups_and_anchors():
     assert "a.*b" in _applied("a.*?b")  # lazy -> greedy
 
 
+def test_a_word_boundary_before_an_alternative_that_starts_with_a_word_character():
+    pattern = "(?sx)\n    [a-z_]+|\n    (?:0x[0-9a-f]+|0+[0-7]+)(?::)?|\n    '[^']*'|(?=z)q"
+    boundaries = {p for p in _applied(pattern) if p.count("\\b") == 1}
+    assert "(?sx)\n    [a-z_]+|\n    \\b(?:0x[0-9a-f]+|0+[0-7]+)(?::)?|\n    '[^']*'|(?=z)q" in boundaries
+    assert "(?sx)\n    \\b[a-z_]+|\n    (?:0x[0-9a-f]+|0+[0-7]+)(?::)?|\n    '[^']*'|(?=z)q" in boundaries
+    assert "(?sx)\n    [a-z_]+|\n    (?:0x[0-9a-f]+|\\b0+[0-7]+)(?::)?|\n    '[^']*'|(?=z)q" in boundaries
+    assert not any("\\b'" in p or "\\b(?=" in p or "\\b(?sx)" in p or "\\b:" in p for p in boundaries)
+    assert r"\bword|\bother" in _applied(r"\bword|other") and r"\b\bword|other" not in _applied(r"\bword|other")
+
+
 def test_escapes_are_kept_whole():
     assert all("\\" not in p or re.compile(p) for p in _applied(r"\((?P<args>[a-z\]]+)\)"))
     assert r"\((?P<args>[a-z\]]*)\)" in _applied(r"\((?P<args>[a-z\]]+)\)")

@@ -2,7 +2,8 @@
 
 Projects that parse text (dates, URLs, markup, JavaScript) keep much of their logic in patterns, and their bugs
 there are one token away as often as in code: a class that should exclude one more character (`[^;]` ->
-`[^&;]`) or one fewer, `+` that should be `*`, a group that should be optional, an anchor too many. The edits
+`[^&;]`) or one fewer, `+` that should be `*`, a group that should be optional, an anchor too many, a word
+boundary missing (`0+[0-7]+` also matching the end of `x07`). The edits
 work on the literal's source text, so that a raw string stays byte for byte what it was around the edit; a
 string with escapes that are not raw is left alone (its text is not its value).
 """
@@ -80,13 +81,14 @@ class _Scan:
     classes: list[tuple[int, int, bool]] = field(default_factory=list)  # items start, `]` offset, negated
     groups: list[tuple[int, int]] = field(default_factory=list)  # `(` offset, `)` offset
     edits: list[Edit] = field(default_factory=list)  # quantifier and anchor edits, found on the way
+    branches: list[int] = field(default_factory=list)  # where an alternative starts (pattern, group, after `|`)
     punctuation: dict[str, None] = field(default_factory=dict)  # literal characters outside classes, in order
 
 
 def pattern_edits(body: str) -> Iterator[Edit]:
     """Candidate edits of a pattern's text, before checking that they compile: quantifier and anchor edits, class
-    edits and optional groups taken in turn, so that a long pattern's many class items do not push the other
-    kinds past the search's cap."""
+    edits, optional groups and word boundaries taken in turn, so that a long pattern's many class items do not
+    push the other kinds past the search's cap."""
     scan = _scan(body)
     classes = [e for items, close, negated in scan.classes
                for e in _class_edits(body, items, close, negated, scan.punctuation)]
@@ -95,12 +97,15 @@ def pattern_edits(body: str) -> Iterator[Edit]:
         lookaround = body[open_ + 1:open_ + 3] in ("?=", "?!") or body[open_ + 1:open_ + 4] in ("?<=", "?<!")
         if not lookaround and body[close + 1:close + 2] not in ("*", "+", "?", "{"):
             groups.append((close + 1, close + 1, "?"))  # the group becomes optional
-    for turn in itertools.zip_longest(scan.edits, classes, groups):
+    for turn in itertools.zip_longest(scan.edits, classes, groups, _boundary_edits(body, scan.branches)):
         yield from (edit for edit in turn if edit is not None)
 
 
 def _scan(body: str) -> _Scan:
-    scan, stack, i = _Scan(), [], 0
+    scan, stack = _Scan(), []
+    flags = re.match(r"\(\?[a-zA-Z]+\)", body)  # `(?sx)` opens no alternative; the first starts after it
+    i = flags.end() if flags else 0
+    scan.branches.append(i)
     while i < len(body):
         c = body[i]
         if c == "\\":
@@ -114,6 +119,11 @@ def _scan(body: str) -> _Scan:
             continue
         if c == "(":
             stack.append(i)
+            inner = re.match(r"\((?:\?:|\?P<\w+>)?", body[i:]).end()
+            if body[i + 1:i + 2] != "?" or inner > 2:  # a capturing or `(?:`/`(?P<>` group, not a lookaround
+                scan.branches.append(i + inner)
+        elif c == "|":
+            scan.branches.append(i + 1)
         elif c == ")" and stack:
             scan.groups.append((stack.pop(), i))
         elif c in "+*" and i > 0:
@@ -128,6 +138,19 @@ def _scan(body: str) -> _Scan:
             scan.punctuation[c] = None
         i += 1
     return scan
+
+
+def _boundary_edits(body: str, branches: list[int]) -> Iterator[Edit]:
+    """`\\b` before an alternative that starts with something matching a word character (a group, a class, a
+    letter or digit, `\\d`, `\\w`); the whitespace a verbose pattern puts there is skipped."""
+    for start in branches:
+        at = start
+        while at < len(body) and body[at] in " \t\n":
+            at += 1
+        head, lookaround = body[at:at + 2], body[at:at + 3] in ("(?=", "(?!", "(?<")
+        words = head[:1] in ("(", "[", "_") or head[:1].isalnum() or head in ("\\d", "\\w")
+        if words and not lookaround:
+            yield at, at, "\\b"
 
 
 def _class_end(body: str, items: int) -> int:
