@@ -7,7 +7,8 @@ import pytest
 
 from bot.agent import AgentContext, Budgets, Failure, Target, repair
 from bot.agent.prompts import FEW_SHOT
-from bot.agent.tool_call import MAX_TURNS
+from bot.agent.context import SAMPLE_TEMPERATURE
+from bot.agent.tool_call import MAX_TURNS, REPEAT_RETRIES
 from bot.agent.types import RepairInterrupted
 from bot.llm import Completion, Message, ScriptedLLM
 
@@ -146,18 +147,23 @@ def test_code_sent_without_its_line_breaks_or_with_a_stray_brace_is_read_as_mean
     assert "line 1" in llm.calls[1][-1].content
 
 
-def test_code_already_tried_is_not_run_and_raises_the_temperature():
+def test_code_already_tried_is_asked_again_at_once_hotter_within_one_iteration():
     result, llm, harness = run("tool-call", [tool(BUGGY), tool("def add(a, b):\n    return a + b")])
-    assert [a.outcome for a in result.attempts] == ["repeat", "passed"] and len(harness.checked) == 1
-    assert "NOT RUN: the same code as the original (buggy) function, which fails:\nassert add(2, 3) == 5" \
-        in llm.calls[1][-1].content
-    assert result.attempts[1].temperature >= 0.4
+    [passed] = result.attempts
+    assert (passed.outcome, passed.iteration) == ("passed", 1) and len(harness.checked) == 1
+    assert llm.calls[1] == llm.calls[0]  # the same conversation: the repeat is never shown back
+    assert passed.temperature >= SAMPLE_TEMPERATURE
+    assert passed.completion_tokens == sum(len(json.dumps(a["tool_call"]["arguments"]).split())
+                                           for a in (tool(BUGGY), tool("def add(a, b):\n    return a + b")))
 
 
 def test_untested_answers_are_not_shown_again_so_the_model_does_not_copy_them():
-    answers = [tool("def add(a, b):\n    return a * b"), tool(BUGGY), tool(BUGGY), tool("def add(a, b):\n    return a + b")]
+    repeats = [tool(BUGGY)] * (REPEAT_RETRIES + 1)  # every retry repeats too: one attempt, shown as NOT RUN
+    answers = [tool("def add(a, b):\n    return a * b"), *repeats, tool("def add(a, b):\n    return a + b")]
     result, llm, _ = run("tool-call", answers)
-    assert [a.outcome for a in result.attempts] == ["failed", "repeat", "repeat", "passed"]
+    assert [a.outcome for a in result.attempts] == ["failed", "repeat", "passed"]
+    assert "NOT RUN: the same code as the original (buggy) function, which fails:\nassert add(2, 3) == 5" \
+        in llm.calls[-1][-1].content
     last = llm.calls[-1]
     assert [m.role for m in last] == ["system", "user", "assistant", "tool", "assistant", "tool"]
     assert last[3].content.startswith("FAILED") and "the same code as the original" in last[5].content
@@ -195,3 +201,30 @@ def test_few_shot_examples_join_every_designs_system_prompt_only_when_asked(agen
         result, llm, _ = run(agent, list(answers), few_shot=few_shot)
         assert result.status == "fixed"
         assert all((FEW_SHOT in call[0].content) == few_shot and call[0].role == "system" for call in llm.calls)
+
+
+class SchemaRecordingLLM(ScriptedLLM):
+    """A scripted model that says which calls came with a JSON Schema."""
+
+    def __init__(self, answers: list) -> None:
+        super().__init__(answers)
+        self.schemas: list[dict | None] = []
+
+    def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+        self.schemas.append(None)
+        return super().complete(messages, **options)
+
+    def complete_json(self, messages, schema, **options):  # type: ignore[no-untyped-def]
+        self.schemas.append(schema)
+        return ScriptedLLM.complete(self, messages, **options)
+
+
+def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
+    llm = SchemaRecordingLLM([PLAN, edit(3, "    return a + b")])
+    ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY), agent="thought-patch",
+                       failure=Failure("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"), budgets=Budgets())
+    assert repair(ctx).status == "fixed"
+    plan_schema, patch_schema = llm.schemas  # the plan is prose; the patch's lines are those of the view:
+    replace, insert, delete = patch_schema["properties"]["edits"]["items"]["anyOf"]  # def, comment, return
+    assert plan_schema is None and replace["properties"]["start"]["enum"] == [2, 3] == delete["properties"]["end"]["enum"]
+    assert insert["properties"]["after"]["enum"] == [1, 2, 3]  # inserting after the def line is fine

@@ -52,6 +52,26 @@ _EDITS = TypeAdapter(list[Edit])
 _JSON = re.compile(r"```(?:json)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
 
 
+MAX_EDITS = 3
+
+
+def edit_schema(lines: int) -> dict:
+    """The JSON Schema of an answer that can be applied to a function of `lines` lines: ops from the set, line
+    numbers within the function and never the `def` line (insert after it is fine), at most MAX_EDITS edits.
+    A backend that samples under it cannot write prose, a line past the end or a misspelt op; what a schema
+    cannot say (start <= end, no overlap, code that parses) is still checked when the edits are applied."""
+    body = list(range(2, lines + 1)) or [1]
+    code = {"type": "string"}
+    ranged = {"start": {"enum": body}, "end": {"enum": body}}
+    items = [{"type": "object", "properties": {"op": {"const": "replace"}, **ranged, "code": code},
+              "required": ["op", "start", "end", "code"]},
+             {"type": "object", "properties": {"op": {"const": "insert"}, "after": {"enum": [1, *body]}, "code": code},
+              "required": ["op", "after", "code"]},
+             {"type": "object", "properties": {"op": {"const": "delete"}, **ranged}, "required": ["op", "start", "end"]}]
+    return {"type": "object", "required": ["edits"],
+            "properties": {"edits": {"type": "array", "minItems": 1, "maxItems": MAX_EDITS, "items": {"anyOf": items}}}}
+
+
 def numbered(source: str) -> str:
     lines = source.rstrip("\n").splitlines()
     width = len(str(len(lines)))
@@ -92,7 +112,7 @@ def _looks_like_edits(data: object) -> bool:
 
 def _first_edits_json(text: str) -> tuple[object, ValueError | None]:
     """The first JSON value in text that looks like edits, or None and the first decoding error."""
-    decoder, error = json.JSONDecoder(), None
+    decoder, error = json.JSONDecoder(strict=False), None  # a line break left raw in a string still reads
     for match in re.finditer(r"[{\[]", text):
         try:
             data, _ = decoder.raw_decode(text[match.start():])

@@ -16,7 +16,7 @@ from langgraph.graph import END
 from langgraph.runtime import Runtime
 
 from ..llm.errors import ToolsUnsupported
-from ..llm.types import Completion, Message, Tool, ToolLLM
+from ..llm.types import Completion, JsonLLM, Message, Tool, ToolLLM
 from . import prompts
 from .code import changed_lines, code_hash, faithful, signature_problem
 from .context import REPEAT_BOOST, SAMPLE_TEMPERATURE, AgentContext, temperature
@@ -29,9 +29,10 @@ Parse = Callable[[str], tuple[str | None, Problem | None, str]]  # model text ->
 
 
 def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0,
-        tools: Sequence[Tool] = (), sample: int = 0) -> tuple[Completion, float]:
+        tools: Sequence[Tool] = (), sample: int = 0, schema: dict | None = None) -> tuple[Completion, float]:
     """One model call at the schedule's temperature (`sample` k > 0: the call's k-th extra answer, at least
-    SAMPLE_TEMPERATURE, its own seed); the few-shot bug patterns join the system prompt when on."""
+    SAMPLE_TEMPERATURE, its own seed); the few-shot bug patterns join the system prompt when on. With a
+    `schema`, a model that can generate under one answers with JSON it admits; others answer freely."""
     temp = temperature(ctx.schedule, state["iteration"], boost)
     if sample:
         temp = max(temp, SAMPLE_TEMPERATURE)
@@ -39,6 +40,8 @@ def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: fl
         messages = [Message("system", f"{messages[0].content}\n\n{prompts.FEW_SHOT}"), *messages[1:]]
     options = dict(temperature=temp, max_tokens=ctx.budgets.max_tokens_per_call,
                    seed=ctx.seed + state["iteration"] + 1000 * sample)
+    if schema is not None and isinstance(ctx.llm, JsonLLM):
+        return ctx.llm.complete_json(messages, schema, **options), temp
     if not tools:
         return ctx.llm.complete(messages, **options), temp
     if not isinstance(ctx.llm, ToolLLM):

@@ -27,7 +27,7 @@ from ..llm.types import Message
 from . import prompts
 from .code import split_docstring
 from .context import AgentContext
-from .edits import EditError, apply_edits, numbered, parse_edits
+from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits
 from .nodes import ask, candidate, repeat_boost, spent
 from .state import AgentState, Cost, Problem
 
@@ -74,8 +74,9 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     view = _view(ctx)
     turns = state.get("patch_turns", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    done, temp = ask(prompts.patch(state.get("plan", []), len(view.rstrip("\n").splitlines()), turns), state, ctx,
-                     repeat_boost(state))
+    lines = len(view.rstrip("\n").splitlines())
+    done, temp = ask(prompts.patch(state.get("plan", []), lines, turns), state, ctx, repeat_boost(state),
+                     schema=edit_schema(lines))
     code: str | None = None
     problem: Problem | None = None
     detail = ""

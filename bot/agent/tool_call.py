@@ -3,7 +3,12 @@
 
     call ──► test ──► call ──► test ──► ...   (until the tests pass or a budget is spent)
      │ ▲
-     └─┘  (no call, arguments that are not JSON, code already tried: answered without running, hotter on a repeat)
+     └─┘  (no call, arguments that are not JSON, a changed signature: answered without running)
+
+Code already tried is never run and never shown back: the call is asked again at once, hotter and with another
+seed, up to REPEAT_RETRIES times, all within the one iteration (a repeat answered "NOT RUN" cost an iteration,
+and the model, reading its own repeated call, sent it again). The explanation is bounded by the schema, so a
+rambling one cannot use up the answer's tokens before the code.
 
 The conversation is the task, then (assistant call, tool result) pairs: the latest MAX_TURNS tested ones and the
 newest pair in full, older failures summed up in a line each, so ten tries fit the bundled model's 4096-token
@@ -18,21 +23,24 @@ from typing import Literal
 from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 
-from ..llm.types import Message, Tool
+from ..llm.types import Completion, Message, Tool, ToolCall
 from . import prompts
 from .code import extract_function
 from .context import AgentContext
-from .nodes import ask, candidate, repeat_boost, spent
-from .state import AgentState, Problem
+from .nodes import ask, candidate, checked, repeat_boost, spent
+from .state import AgentState, Cost, Problem
 from .types import Attempt
 
 MAX_TURNS = 3
+REPEAT_RETRIES = 2
+EXPLANATION_CHARS = 160
 RUN_TESTS = Tool(
     name="run_tests",
     description="Run the function's tests on your corrected version of it. Answers PASSED, or FAILED with the "
                 "failing assertion and the actual value.",
     parameters={"type": "object",
-                "properties": {"explanation": {"type": "string", "description": "one sentence: the bug and the fix"},
+                "properties": {"explanation": {"type": "string", "maxLength": EXPLANATION_CHARS,
+                                                "description": "one sentence: the bug and the fix"},
                                "code": {"type": "string",
                                         "description": "the whole corrected function, from its def line"}},
                 "required": ["explanation", "code"]})
@@ -109,15 +117,24 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     messages = prompts.tool_task(ctx.target, ctx.failure, state.get("hints", []), tried)
     for assistant, result in shown:
         messages += [assistant, result]
-    done, temp = ask(messages, state, ctx, repeat_boost(state), tools=[RUN_TESTS])
-    runs = [c for c in done.tool_calls if c.name == RUN_TESTS.name]
-    if runs:
-        code, problem, detail = _arguments(runs[0].arguments, ctx.target.name, ctx.target.source)
-    else:
-        code, problem, detail = None, "no_call", "no run_tests call"
-    update = candidate("tool", done, temp, code, problem, detail, state, ctx)
+    repeated = Cost()
+    for retry in range(REPEAT_RETRIES + 1):
+        done, temp = ask(messages, state, ctx, repeat_boost(state), tools=[RUN_TESTS], sample=retry)
+        runs, (code, problem, detail) = _read(done, ctx)
+        if retry == REPEAT_RETRIES or checked(code, problem, detail, state["seen"], ctx)[1] != "repeat":
+            break
+        repeated = repeated.plus(done)
+    update = candidate("tool", done, temp, code, problem, detail, state, ctx, before=repeated)
+    update["tokens"] += repeated.prompt_tokens + repeated.completion_tokens
     update.update(turns=turns, open_call=Message("assistant", done.text, tool_calls=tuple(runs[:1])))
     return update
+
+
+def _read(done: Completion, ctx: AgentContext) -> tuple[list[ToolCall], tuple[str | None, Problem | None, str]]:
+    runs = [c for c in done.tool_calls if c.name == RUN_TESTS.name]
+    if not runs:
+        return runs, (None, "no_call", "no run_tests call")
+    return runs, _arguments(runs[0].arguments, ctx.target.name, ctx.target.source)
 
 
 def route_call(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "call", "__end__"]:

@@ -3,11 +3,11 @@ a 1 GB model."""
 from __future__ import annotations
 
 import threading
-from typing import Callable, Sequence
+from typing import Any, Callable, Sequence
 
 from .errors import ToolsUnsupported
 from .spec import open_llm
-from .types import LLM, Completion, Message, Tool, ToolLLM
+from .types import LLM, Completion, JsonLLM, Message, Tool, ToolLLM
 
 
 class LazyModel:
@@ -36,6 +36,13 @@ class LazyModel:
         if not isinstance(llm, ToolLLM):
             raise ToolsUnsupported(f"{self.name} cannot call tools")
         return llm.complete_with_tools(messages, tools, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    def complete_json(self, messages: Sequence[Message], schema: dict[str, Any], *, temperature: float = 0.0,
+                      max_tokens: int = 512, seed: int | None = None) -> Completion:
+        llm = self._model()
+        if not isinstance(llm, JsonLLM):  # the schema is a help, not a requirement: the caller parses either way
+            return llm.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+        return llm.complete_json(messages, schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     def close(self) -> None:
         close = getattr(self._llm, "close", None)

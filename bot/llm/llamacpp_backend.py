@@ -78,6 +78,22 @@ class LlamaCppLLM:
                           model=self.name, finish_reason=choice.get("finish_reason"),
                           cached_tokens=max(prompt_tokens - evaluated, 0))
 
+    def complete_json(self, messages: Sequence[Message], schema: dict[str, Any], *, temperature: float = 0.0,
+                      max_tokens: int = 512, seed: int | None = None) -> Completion:
+        """Sampled under a grammar that llama-cpp-python makes from `schema`: only JSON it admits can come out."""
+        msgs = [m.to_dict() for m in check_messages(messages)]
+        start = time.monotonic()
+        out, evaluated = self._generate(lambda: self._llama.create_chat_completion(
+            messages=msgs, temperature=temperature, max_tokens=max_tokens, seed=seed,
+            response_format={"type": "json_object", "schema": schema}))
+        choice = out["choices"][0]
+        usage = out.get("usage") or {}
+        prompt_tokens = usage.get("prompt_tokens", 0)
+        return Completion(text=choice["message"].get("content") or "", prompt_tokens=prompt_tokens,
+                          completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
+                          model=self.name, finish_reason=choice.get("finish_reason"),
+                          cached_tokens=max(prompt_tokens - evaluated, 0))
+
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
                             max_tokens: int = 512, seed: int | None = None) -> Completion:
         """In llama-cpp-python's `chatml-function-calling` format (Qwen's chat format is ChatML), rendered by

@@ -130,6 +130,14 @@ class ModelPool:
         except AttributeError:
             raise ToolsUnsupported(f"{self.name} cannot call tools") from None
 
+    def complete_json(self, messages: Sequence[Message], schema: dict[str, Any], *, temperature: float = 0.0,
+                      max_tokens: int = 512, seed: int | None = None) -> Completion:
+        try:
+            return self._mine().call("complete_json", list(messages), schema, temperature=temperature,
+                                     max_tokens=max_tokens, seed=seed)
+        except AttributeError:  # a backend without it: the answer is parsed either way
+            return self.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
     def close(self) -> None:
         for child in self._children:
             child.close()

@@ -57,6 +57,11 @@ class ScriptedLLM:
                             max_tokens: int = 512, seed: int | None = None) -> Completion:
         return self.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
 
+    def complete_json(self, messages: Sequence[Message], schema: dict[str, Any], *, temperature: float = 0.0,
+                      max_tokens: int = 512, seed: int | None = None) -> Completion:
+        """The next scripted answer as it is: a script holds what the model would say, schema or not."""
+        return self.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
 
 def load_script(path: Path) -> list[Any]:
     """A JSON or YAML list whose items are strings, {"text": ...} or {"tool_call": ...} mappings."""

@@ -89,6 +89,17 @@ class ToolLLM(Protocol):
         ...
 
 
+@runtime_checkable
+class JsonLLM(Protocol):
+    """A model whose answer can be held to a JSON Schema while it is generated (a grammar, structured output).
+    Backends without it lack the method; callers then ask with `complete` and parse what comes."""
+
+    def complete_json(self, messages: Sequence[Message], schema: dict[str, Any], *, temperature: float = 0.0,
+                      max_tokens: int = 512, seed: int | None = None) -> Completion:
+        """Answer with JSON that `schema` admits, in `Completion.text`."""
+        ...
+
+
 def check_messages(messages: Sequence[Message]) -> list[Message]:
     """Reject loose dicts and empty conversations at the border, with a message that says why."""
     out = list(messages)
