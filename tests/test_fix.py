@@ -53,8 +53,8 @@ def fix_example(docker_client, sandbox_image, root: Path, llm, **options):
     checkout = load_checkout(root)
     env = prepare_environment(checkout, EnvRequest(), client=docker_client, log=print)
     with open_sandbox("docker", image=env.image) as sandbox:
-        result = fix(checkout, FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s),
-                     FixOptions(iterations=3, **options), model=llm.name)
+        run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=print)
+        result = fix(checkout, run, FixOptions(iterations=3, **options), model=llm.name)
     return result, env
 
 
@@ -112,6 +112,27 @@ def test_a_useless_model_leaves_it_not_fixed_and_reports_every_attempt(tmp_path,
     assert result.status == "not_fixed" and result.exit_code == 1
     assert result.diff == ""
     assert len(result.repairs) >= 1 and all(len(r.attempts) == 3 for r in result.repairs if r.attempts)
+
+
+class CrashingOnceLLM(ByNameLLM):
+    """Raises what no model backend raises (a bug of fixbot's own, in effect) the first time it is asked."""
+
+    def complete(self, messages, **options) -> Completion:
+        if not self.asked:
+            self.asked.append("crash")
+            raise RuntimeError("an unexpected bug")
+        return super().complete(messages, **options)
+
+
+def test_a_bug_of_fixbot_s_own_in_one_target_does_not_end_the_run(tmp_path, docker_client, sandbox_image, capsys):
+    root = copy_example("helper-bug", tmp_path)
+    llm = CrashingOnceLLM({f.qualname: f.fixed for f in FIXES["helper-bug"]})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, max_targets=3)
+    first, *rest = result.repairs
+    assert (first.target.qualname, first.stop_reason) == ("apply_discount", "internal_error")
+    assert rest and llm.asked[1:], "the run went on to the next target"
+    out = capsys.readouterr().out
+    assert "fixbot failed on this target (RuntimeError: an unexpected bug" in out and "Traceback" in out
 
 
 def test_green_and_flaky_suites_have_nothing_to_fix(tmp_path, docker_client, sandbox_image):

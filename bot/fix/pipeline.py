@@ -7,6 +7,8 @@ when stopped by it or by a signal, reports what it has."""
 from __future__ import annotations
 
 import time
+import traceback
+from pathlib import Path
 from dataclasses import dataclass, field, replace
 from typing import Mapping
 
@@ -14,7 +16,8 @@ from bot.agent import AgentContext, Attempt, Budgets, Target, repair
 from bot.agent import Failure as AgentFailure
 from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName, RepairInterrupted, SearchRound
-from bot.errors import Stopped
+from bot.errors import Stopped, UserError
+from sandbox.errors import SandboxError
 from bot.failures import Failure
 
 from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
@@ -134,6 +137,14 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
             work.repairs.append(repaired)
             raise exc.stop from None
         raise ModelFailed(str(exc), repaired) from exc
+    except (SandboxError, UserError):  # the machine or the user's input: the run's to report, not this target's
+        raise
+    except Exception as exc:  # a bug of fixbot's own, in this target's repair: the other targets still get theirs
+        where = traceback.extract_tb(exc.__traceback__)[-1]
+        ctx.say(f"  fixbot failed on this target ({type(exc).__name__}: {exc}, at "
+                f"{Path(where.filename).name}:{where.lineno}); going on with the next. Please report it:\n"
+                + "".join(traceback.format_exception(exc)).rstrip())
+        return record("not_fixed", "internal_error")
     finally:
         ctx.tests_s += sum(run.duration_s for run in harness.runs)
     fixed = part.expand(result.final_code) if part is not None and result.final_code is not None \
