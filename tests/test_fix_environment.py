@@ -264,6 +264,21 @@ def test_a_hostile_setup_py_reaches_neither_the_host_nor_the_token(built, docker
     assert found == "", "the token must be nowhere in the image"
 
 
+def test_a_build_never_reuses_another_project_s_image_with_the_same_lock(built):
+    """Two projects without dependencies have the same (empty) lock; each setup.py writes its name outside
+    site-packages. Each project's tests must run in an image only its own setup.py wrote to."""
+    def project(name: str) -> Checkout:
+        setup = (f"import os\nfrom setuptools import setup\n{unique()}\nos.makedirs('/usr/local/share', exist_ok=True)\n"
+                 f"open('/usr/local/share/fixbot-who-built', 'w').write({name!r})\n"
+                 f"setup(name={name!r}, version='0.1', py_modules=[{name!r}])\n")
+        return checkout({"setup.py": setup, f"{name}.py": ""})
+
+    first, second = built(project("first")), built(project("second"))
+    assert first.lock == second.lock and first.image != second.image
+    assert run_in(first.image, "cat", "/usr/local/share/fixbot-who-built") == (0, "first")
+    assert run_in(second.image, "cat", "/usr/local/share/fixbot-who-built") == (0, "second")
+
+
 # --- the Python the project needs ----------------------------------------------------------------------------
 
 NEEDS_39 = {  # tested on 3.5-3.8 by its tox.ini; `collections.Mapping` is gone from 3.10 on

@@ -176,12 +176,12 @@ def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: s
     log(f"environment: building on {base}; the build reaches only {', '.join(pip.hosts)}")
     with build_box(client, spec, lambda line: log(f"  | {line}")) as box:
         lock = _install(box, plan, log)
-        tag = lock_tag(python, lock)
         labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock)}
-        if not image_exists(client, tag):
-            repository, _, name = tag.partition(":")
-            box.commit(repository, name, labels)
-    client.images.get(tag).tag(*cached.split(":"))
+        # Always this build's own image, never another project's with the same lock: the project's setup.py ran
+        # in this build and may have written anywhere (a sitecustomize.py would run in the other's tests).
+        box.commit(*cached.split(":"), labels)
+    tag = lock_tag(python, lock)  # the newest build of this lock, for people; runs reuse by the inputs' tag
+    client.images.get(cached).tag(*tag.split(":"))
     return tag, lock
 
 
