@@ -20,6 +20,7 @@ from typing import Iterator, Sequence
 
 from .code import assigned_names, code_hash, find_function, statement_blocks
 from .mutate_guards import except_edits, guard_edits, own_lines_indent
+from .mutate_names import rename_edits
 from .mutate_regex import literal_edits, pattern_literals
 from .parts import function_parts
 
@@ -260,9 +261,11 @@ def _apply(source: str, edit: Edit) -> str:
 
 
 def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(),  # type: ignore[assignment]
-               exceptions: Sequence[str] = ()) -> tuple[_Text, list[tuple[str, tuple[int, int, str]]]]:
+               exceptions: Sequence[str] = (), undefined: Sequence[str] = ()
+               ) -> tuple[_Text, list[tuple[str, tuple[int, int, str]]]]:
     """Every one-edit change of the function (or assignment, or caller and helper), unchecked, in operator order;
-    first, where the failure raised `exceptions` on `hot_lines`, those statements wrapped in try/except."""
+    first, the `undefined` names (NameError) replaced by bound ones, then, where the failure raised `exceptions`
+    on `hot_lines`, those statements wrapped in try/except."""
     try:
         tree = ast.parse(function_source)
     except SyntaxError:
@@ -274,8 +277,10 @@ def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(
     if func is None and function_parts(function_source):  # a caller and its helper: one edit in one of them
         scopes = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     text = _Text(function_source)
+    renamed = [("undefined", e) for scope in scopes
+               for e in rename_edits(text, scope, list(undefined), _scope_names(scope))] if undefined else []
     caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot_lines, list(exceptions))]
-    return text, caught + [e for scope in scopes for e in _edits(text, scope)]
+    return text, renamed + caught + [e for scope in scopes for e in _edits(text, scope)]
 
 
 def _checked(function_source: str, text: _Text, edits, seen: set[str], limit: int | None) -> list[Mutant]:
@@ -308,12 +313,13 @@ def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset
 
 def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset(),
                    hot_lines: set[int] = frozenset(), cap: int = 400,  # type: ignore[assignment]
-                   exceptions: Sequence[str] = ()) -> list[Mutant]:
+                   exceptions: Sequence[str] = (), undefined: Sequence[str] = ()) -> list[Mutant]:
     """`rank(mutants(...), hot_lines, cap)` without building the rest: the edits are ordered first (lines the
     failure names, then the operators' own order) and only checked (parsed, hashed) until `cap` are found. A long
     function has thousands of edits; parsing and hashing each was most of a search's time. `exceptions`: builtin
-    exceptions the failure raised, caught where the traceback shows them (mutate_guards.except_edits)."""
-    text, edits = _raw_edits(function_source, name, hot_lines, exceptions)
+    exceptions the failure raised, caught where the traceback shows them (mutate_guards.except_edits); `undefined`:
+    names its NameErrors say are not defined, replaced by bound ones (mutate_names.rename_edits)."""
+    text, edits = _raw_edits(function_source, name, hot_lines, exceptions, undefined)
     order: dict[str, int] = {}
     for operator, _edit in edits:
         order.setdefault(operator, len(order))

@@ -47,9 +47,9 @@ def guard_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef, body: 
 
 def raised(feedback: str) -> list[str]:
     """Builtin exceptions the failure shows being raised (pytest's `E   ValueError: ...`, a traceback's last line),
-    the test's own AssertionError aside."""
+    the test's own AssertionError and a NameError aside (catching one hides a misspelt name: mutate_names)."""
     names = re.findall(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception))(?::|$)", feedback, re.M)
-    return [name for name in dict.fromkeys(names) if name != "AssertionError"
+    return [name for name in dict.fromkeys(names) if name not in ("AssertionError", "NameError", "UnboundLocalError")
             and isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), Exception)]
 
 
