@@ -114,3 +114,44 @@ def test_the_search_repairs_a_pattern_before_the_model_is_asked(tmp_path, docker
     assert [t.qualname for t in result.targets][:2] == ["_character", "unescape"]
     assert [(r.target.qualname, r.stop_reason) for r in result.repairs] == [("_character", "search_only"),
                                                                              ("unescape", "passed")]
+
+
+OCTAL = """import re
+
+
+def octal_numbers(text):
+    \"\"\"The octal literals (`017`) in a JavaScript-like text, as ints; hex literals and names are left alone.\"\"\"
+    found = []
+    for m in re.finditer(r'''(?x)
+            0[xX][0-9a-fA-F]+|
+            [a-zA-Z_][a-zA-Z_0-9]*|
+            (0+[0-7]+)
+            ''', text):
+        if m.group(1):
+            found.append(int(m.group(1), 8))
+    return found
+"""
+OCTAL_TESTS = """from octal import octal_numbers
+
+
+def test_not_inside_a_decimal_number():
+    assert octal_numbers("017 1017") == [15]
+
+
+def test_hex_and_names_are_left_alone():
+    assert octal_numbers("0x1F abc017 017") == [15]
+"""
+
+
+def test_the_sweep_s_wider_round_reaches_a_fix_ranked_past_slow_mutants(tmp_path, docker_client, sandbox_image):
+    """The word boundary `octal_numbers` lacks ranks past the search's `slow_mutants` (8 here, for a short test):
+    the sweep's last round, up to four times as many, finds it before any model call."""
+    source = OCTAL.split("\n\n\n", 1)[1]
+    fixed = source.replace("            (0+[0-7]+)", "            \\b(0+[0-7]+)")
+    rank = next(i for i, m in enumerate(mutants(source, "octal_numbers")) if m.source == fixed)
+    assert 8 <= rank < 32, rank
+    root = make_repo(tmp_path / "octal", {"octal.py": OCTAL, "tests/test_octal.py": OCTAL_TESTS})
+    llm = ByNameLLM({})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions(slow_mutants=8))
+    assert result.status == "fixed", result.message
+    assert "+            \\b(0+[0-7]+)" in result.diff and llm.asked == []

@@ -38,6 +38,7 @@ STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
 TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one is untried (see _share)
 SWEEP_SHARE = 0.4  # of the time left, at most, for the search alone on every ranked target (see _sweep)
 SWEEP_FIRST = 12  # mutants per target in the sweep's first round
+SWEEP_WIDER = 4  # the sweep's last round goes up to this many times SearchOptions.slow_mutants per target
 
 
 class ModelFailed(Exception):
@@ -251,17 +252,21 @@ def _share(work: _Work, options: FixOptions, spans: tuple[CodeTarget, ...], dead
 def _sweep(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> None:
     """The mutation search alone on each ranked target before any model call: a one-edit fix of the second or
     third target takes seconds, and would otherwise wait behind the first target's model calls (up to a minute
-    each on a CPU). Two rounds: the SWEEP_FIRST best-ranked mutants of every target (the rare, precise edits rank
-    first: a caught exception, an uncalled function), then the rest of each target's `slow_mutants`, so that a long
-    first target does not spend the sweep before the others are tried. Takes at most SWEEP_SHARE of the time left;
-    the model repairs skip the searches done here."""
+    each on a CPU). In rounds: the SWEEP_FIRST best-ranked mutants of every target (the rare, precise edits rank
+    first: a caught exception, an uncalled function), then the rest of each target's `slow_mutants`, then up to
+    SWEEP_WIDER times that many, so that a long first target does not spend the sweep before the others are
+    tried, and where mutants are cheap (a fraction of a second each on a project that imports fast) many more of
+    them are tried before the model's first call, which takes as long as hundreds of them. Takes at most
+    SWEEP_SHARE of the time left; the model repairs skip the searches done here."""
     if options.search is None or not options.iterations:
         return
     until = time.monotonic() + (deadline - time.monotonic()) * SWEEP_SHARE
-    first = min(SWEEP_FIRST, options.search.slow_mutants)
-    for search in (replace(options.search, slow_mutants=first),
-                   replace(options.search, skip=first)):
+    slow = options.search.slow_mutants
+    done = 0
+    for upto in sorted({min(SWEEP_FIRST, slow), slow, SWEEP_WIDER * slow}):
+        search = replace(options.search, slow_mutants=upto, skip=done)
         _sweep_round(ctx, work, replace(options, iterations=0, search=search), until, deadline)
+        done = upto
 
 
 def _sweep_round(ctx: FixRun, work: _Work, options: FixOptions, until: float, deadline: float) -> None:
