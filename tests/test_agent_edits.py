@@ -44,6 +44,11 @@ def test_insert_after_a_block_opener_is_indented_into_the_block():
     assert "    for x in xs:\n        if x is None:\n            continue\n        if x < 0:" in fixed
 
 
+def test_an_insert_after_a_blank_line_written_flush_left_takes_the_level_of_the_code_after_it():
+    fixed = edit('{"edits": [{"op": "insert", "after": 6, "code": "out = abs(out)"}]}')
+    assert fixed.endswith("            out += x\n\n    out = abs(out)\n    return out\n")
+
+
 def test_an_insert_before_a_replace_of_the_next_line_is_not_an_overlap():
     fixed = edit('{"edits": [{"op": "replace", "start": 7, "end": 7, "code": "    return out"},'
                  ' {"op": "insert", "after": 6, "code": "    out = abs(out)"}]}')

@@ -195,6 +195,18 @@ def _same_def(code: str, def_line: str) -> bool:
     return name is not None and re.match(rf"(?:async\s+)?def\s+{name.group(1)}\s*\(", first) is not None
 
 
+def _insert_indent(lines: list[str], after: int) -> str:
+    """Where code inserted after line `after` goes: one level under a block header, else at that line's level;
+    after a blank line, at the level of the code that follows it (a blank line has none)."""
+    anchor = lines[after - 1]
+    if not anchor.strip():
+        following = next((line for line in lines[after:] if line.strip()), None)
+        if following is not None:
+            return _indent_of(following)
+        anchor = next((line for line in reversed(lines[:after]) if line.strip()), "")
+    return _indent_of(anchor) + ("    " if anchor.rstrip().endswith(":") else "")
+
+
 def _indent_at(lines: list[str], start: int, end: int) -> str:
     """The indentation of line `start`; of the next code line when it is blank (a blank line has none)."""
     for line in lines[start - 1:] + lines[:start - 1][::-1]:
@@ -233,8 +245,7 @@ def _apply(source: str, edits: list[Replace | Insert | Delete], layout: int) -> 
         if isinstance(e, Insert):
             if not 1 <= e.after <= n:
                 raise EditError(f"edit {i}: insert after line {e.after}, but the function has lines 1-{n}")
-            anchor = lines[e.after - 1]
-            indent = _indent_of(anchor) + ("    " if anchor.rstrip().endswith(":") else "")
+            indent = _insert_indent(lines, e.after)
             other = _relayouts(e.code, indent, [], lines[:e.after])[layout] if layout >= 0 else None
             spans.append((e.after + 1, e.after, i, other or _place(e.code, indent, rebase=False)))
             continue
