@@ -49,6 +49,12 @@ def test_an_insert_after_a_blank_line_written_flush_left_takes_the_level_of_the_
     assert fixed.endswith("            out += x\n\n    out = abs(out)\n    return out\n")
 
 
+def test_a_range_wider_than_its_code_is_read_as_the_lines_written_when_it_would_not_parse():
+    fixed = edit('{"edits": [{"op": "replace", "start": 4, "end": 5, "code": "        if x > 0:"}]}')
+    assert fixed == SOURCE.replace("if x < 0:", "if x > 0:")  # not the `if` without its body
+    assert "out += x" not in edit('{"edits": [{"op": "replace", "start": 4, "end": 5, "code": "        pass"}]}')
+
+
 def test_an_insert_before_a_replace_of_the_next_line_is_not_an_overlap():
     fixed = edit('{"edits": [{"op": "replace", "start": 7, "end": 7, "code": "    return out"},'
                  ' {"op": "insert", "after": 6, "code": "    out = abs(out)"}]}')

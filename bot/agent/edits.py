@@ -217,16 +217,30 @@ def _indent_at(lines: list[str], start: int, end: int) -> str:
 
 def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
     """Apply edits that refer to `source`'s line numbers; they may not overlap or change the `def` line. When
-    the result does not parse, other readings of the new code's indentation are tried (`_relayouts`); the
-    first that parses is taken, else the plain one (whose syntax error then goes back to the model)."""
+    the result does not parse, other readings of the new code's indentation are tried (`_relayouts`), then the
+    same with each replaced range shrunk to as many lines as its new code has (the model gave a `for` line the
+    range of the loop and its body, and the body went: "expected an indented block"); the first that parses is
+    taken, else the plain one (whose syntax error then goes back to the model)."""
     plain = _apply(source, edits, layout=-1)
     if _parses(plain):
         return plain
-    for layout in range(4):
-        other = _apply(source, edits, layout)
-        if other != plain and _parses(other):
-            return other
+    shrunk = [_shrunk(e) for e in edits]
+    for reading in (edits, shrunk) if shrunk != edits else (edits,):
+        for layout in range(-1, 4):
+            try:
+                other = _apply(source, reading, layout)
+            except EditError:
+                continue
+            if other != plain and _parses(other):
+                return other
     return plain
+
+
+def _shrunk(e: Replace | Insert | Delete) -> Replace | Insert | Delete:
+    """A replacement of more lines than its code has, cut to the first lines of its range, one for each."""
+    if not isinstance(e, Replace) or len(_lines(e.code)) >= e.end - e.start + 1:
+        return e
+    return Replace(op="replace", start=e.start, end=e.start + len(_lines(e.code)) - 1, code=e.code)
 
 
 def _parses(code: str) -> bool:
