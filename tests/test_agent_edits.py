@@ -55,6 +55,11 @@ def test_a_range_wider_than_its_code_is_read_as_the_lines_written_when_it_would_
     assert "out += x" not in edit('{"edits": [{"op": "replace", "start": 4, "end": 5, "code": "        pass"}]}')
 
 
+def test_a_block_header_that_lost_its_colon_gets_it_back():
+    fixed = edit('{"edits": [{"op": "replace", "start": 3, "end": 4, "code": "    for x in reversed(xs)"}]}')
+    assert fixed == SOURCE.replace("for x in xs:", "for x in reversed(xs):")
+
+
 def test_an_insert_before_a_replace_of_the_next_line_is_not_an_overlap():
     fixed = edit('{"edits": [{"op": "replace", "start": 7, "end": 7, "code": "    return out"},'
                  ' {"op": "insert", "after": 6, "code": "    out = abs(out)"}]}')
@@ -132,8 +137,8 @@ def test_lines_whose_first_lost_its_indentation_keep_the_rest_relative():
 
 
 def test_an_edit_that_cannot_parse_in_any_reading_comes_back_as_it_was_applied():
-    fixed = edit('{"edits": [{"op": "replace", "start": 4, "end": 4, "code": "if x > 0"}]}')
-    assert "        if x > 0\n" in fixed  # the caller reports the syntax error to the model
+    fixed = edit('{"edits": [{"op": "replace", "start": 4, "end": 4, "code": "if x > (0:"}]}')
+    assert "        if x > (0:\n" in fixed  # the caller reports the syntax error to the model
 
 
 def test_lines_copied_from_the_view_after_a_flush_first_line_keep_their_indentation():

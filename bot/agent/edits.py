@@ -219,13 +219,16 @@ def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
     """Apply edits that refer to `source`'s line numbers; they may not overlap or change the `def` line. When
     the result does not parse, other readings of the new code's indentation are tried (`_relayouts`), then the
     same with each replaced range shrunk to as many lines as its new code has (the model gave a `for` line the
-    range of the loop and its body, and the body went: "expected an indented block"); the first that parses is
-    taken, else the plain one (whose syntax error then goes back to the model)."""
+    range of the loop and its body, and the body went: "expected an indented block"), then with the colon a
+    block header lost put back; the first that parses is taken, else the plain one (whose syntax error then goes
+    back to the model)."""
     plain = _apply(source, edits, layout=-1)
     if _parses(plain):
         return plain
+    lines = source.rstrip("\n").splitlines()
     shrunk = [_shrunk(e) for e in edits]
-    for reading in (edits, shrunk) if shrunk != edits else (edits,):
+    readings = [list(edits), shrunk, [_with_colon(e, lines) for e in shrunk], [_with_colon(e, lines) for e in edits]]
+    for reading in [r for i, r in enumerate(readings) if r not in readings[:i]]:
         for layout in range(-1, 4):
             try:
                 other = _apply(source, reading, layout)
@@ -234,6 +237,19 @@ def apply_edits(source: str, edits: list[Replace | Insert | Delete]) -> str:
             if other != plain and _parses(other):
                 return other
     return plain
+
+
+BLOCK = re.compile(r"\s*(?:for|while|if|elif|else|with|try|except|finally|def|class|async)\b")
+
+
+def _with_colon(e: Replace | Insert | Delete, lines: list[str]) -> Replace | Insert | Delete:
+    """A one-line replacement of a block header (`for ...:`) by another that lost its colon, with the colon."""
+    if not isinstance(e, Replace) or "\n" in e.code.strip() or not 1 <= e.start <= len(lines):
+        return e
+    old, new = lines[e.start - 1].rstrip(), e.code.rstrip()
+    if old.endswith(":") and BLOCK.match(new) and BLOCK.match(old) and not new.endswith(":"):
+        return Replace(op="replace", start=e.start, end=e.end, code=new + ":")
+    return e
 
 
 def _shrunk(e: Replace | Insert | Delete) -> Replace | Insert | Delete:
