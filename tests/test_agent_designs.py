@@ -6,10 +6,10 @@ import json
 import pytest
 
 from bot.agent import AgentContext, Budgets, Failure, Target, repair
-from bot.agent.prompts import FEW_SHOT
 from bot.agent.context import SAMPLE_TEMPERATURE
+from bot.agent.prompts import FEW_SHOT, tried_lines
 from bot.agent.tool_call import MAX_TURNS, REPEAT_RETRIES
-from bot.agent.types import RepairInterrupted
+from bot.agent.types import Attempt, RepairInterrupted
 from bot.llm import Completion, Message, ScriptedLLM
 
 from .test_agent_graph import BUGGY, FIXED, AssertHarness
@@ -228,3 +228,10 @@ def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
     replace, insert, delete = patch_schema["properties"]["edits"]["items"]["anyOf"]  # def, comment, return
     assert plan_schema is None and replace["properties"]["start"]["enum"] == [2, 3] == delete["properties"]["end"]["enum"]
     assert insert["properties"]["after"]["enum"] == [1, 2, 3]  # inserting after the def line is fine
+
+
+def test_an_earlier_attempt_is_summed_up_by_its_failed_assertion_not_its_location():
+    feedback = "test_solution.py:5: in check\n    assert add(2, 3) == 5\nE   assert 6 == 5\nE    +  where 6 = add(2, 3)"
+    tried = Attempt(1, "patch", "def add(a, b):\n    return a * b\n", "failed", feedback, 0, 0, 0.0, 0.0)
+    [line] = tried_lines(Target("add", BUGGY), [tried])
+    assert line.endswith("=> assert 6 == 5") and "test_solution.py" not in line

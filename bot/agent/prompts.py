@@ -123,8 +123,16 @@ def change(before: str, after: str) -> str:
 
 def tried_lines(target: Target, attempts: list[Attempt]) -> list[str]:
     """Each tested attempt that failed, in a line: what it changed, and how it failed."""
-    return [f"- {change(target.source, a.code or '')}  => {a.feedback.splitlines()[0] if a.feedback else a.outcome}"
+    return [f"- {change(target.source, a.code or '')}  => {_how(a)}"
             for a in attempts if a.code and a.outcome in ("failed", "timeout")]
+
+
+def _how(attempt: Attempt) -> str:
+    """How an attempt failed, in a line: pytest's first `E` line (`assert None == (0, 1)`), not the location line
+    above it (`test_solution.py:5: in check`, which the model copied into its next code)."""
+    lines = attempt.feedback.splitlines()
+    said = next((line[1:].strip() for line in lines if line.startswith("E ") and line[1:].strip()), None)
+    return said or (lines[0] if lines else attempt.outcome)
 
 
 def history(target: Target, attempts: list[Attempt], skip_last: bool = True) -> str:
