@@ -235,3 +235,9 @@ def test_an_earlier_attempt_is_summed_up_by_its_failed_assertion_not_its_locatio
     tried = Attempt(1, "patch", "def add(a, b):\n    return a * b\n", "failed", feedback, 0, 0, 0.0, 0.0)
     [line] = tried_lines(Target("add", BUGGY), [tried])
     assert line.endswith("=> assert 6 == 5") and "test_solution.py" not in line
+
+
+def test_a_call_whose_code_holds_raw_line_breaks_is_read_all_the_same():
+    raw = '{"explanation": "add, not subtract", "code": "def add(a, b):\n    return a + b"}'  # not strict JSON
+    result, _, _ = run("tool-call", [{"tool_call": {"name": "run_tests", "arguments": raw}}])
+    assert [a.outcome for a in result.attempts] == ["passed"]

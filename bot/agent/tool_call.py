@@ -7,8 +7,8 @@
 
 Code already tried is never run and never shown back: the call is asked again at once, hotter and with another
 seed, up to REPEAT_RETRIES times, all within the one iteration (a repeat answered "NOT RUN" cost an iteration,
-and the model, reading its own repeated call, sent it again). The explanation is bounded by the schema, so a
-rambling one cannot use up the answer's tokens before the code.
+and the model, reading its own repeated call, sent it again). The explanation is not held to a length by the
+schema: cut short mid-sentence by a grammar, the model wrote garbage for `code` (`", "`) on every try.
 
 The conversation is the task, then (assistant call, tool result) pairs: the latest MAX_TURNS tested ones and the
 newest pair in full, older failures summed up in a line each, so ten tries fit the bundled model's 4096-token
@@ -33,14 +33,12 @@ from .types import Attempt
 
 MAX_TURNS = 3
 REPEAT_RETRIES = 2
-EXPLANATION_CHARS = 160
 RUN_TESTS = Tool(
     name="run_tests",
     description="Run the function's tests on your corrected version of it. Answers PASSED, or FAILED with the "
                 "failing assertion and the actual value.",
     parameters={"type": "object",
-                "properties": {"explanation": {"type": "string", "maxLength": EXPLANATION_CHARS,
-                                                "description": "one sentence: the bug and the fix"},
+                "properties": {"explanation": {"type": "string", "description": "one sentence: the bug and the fix"},
                                "code": {"type": "string",
                                         "description": "the whole corrected function, from its def line"}},
                 "required": ["explanation", "code"]})
@@ -91,8 +89,8 @@ def _readings(code: str) -> list[str]:
 
 
 def _arguments(raw: str, name: str, original: str) -> tuple[str | None, Problem | None, str]:
-    try:
-        args = json.loads(raw or "{}")
+    try:  # not strict: a grammar lets raw line breaks into JSON strings, and the code is no less readable
+        args = json.loads(raw or "{}", strict=False)
     except ValueError as exc:
         return None, "no_call", f"the run_tests arguments are not JSON ({exc})"
     code = args.get("code") if isinstance(args, dict) else None
