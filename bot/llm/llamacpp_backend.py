@@ -66,26 +66,18 @@ class LlamaCppLLM:
 
     def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,
                  seed: int | None = None) -> Completion:
-        msgs = [m.to_dict() for m in check_messages(messages)]
-        start = time.monotonic()
-        out, evaluated = self._generate(lambda: self._llama.create_chat_completion(
-            messages=msgs, temperature=temperature, max_tokens=max_tokens, seed=seed))
-        choice = out["choices"][0]
-        usage = out.get("usage") or {}
-        prompt_tokens = usage.get("prompt_tokens", 0)
-        return Completion(text=choice["message"].get("content") or "", prompt_tokens=prompt_tokens,
-                          completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
-                          model=self.name, finish_reason=choice.get("finish_reason"),
-                          cached_tokens=max(prompt_tokens - evaluated, 0))
+        return self._chat(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
 
     def complete_json(self, messages: Sequence[Message], schema: dict[str, Any], *, temperature: float = 0.0,
                       max_tokens: int = 512, seed: int | None = None) -> Completion:
         """Sampled under a grammar that llama-cpp-python makes from `schema`: only JSON it admits can come out."""
+        return self._chat(messages, temperature=temperature, max_tokens=max_tokens, seed=seed,
+                          response_format={"type": "json_object", "schema": schema})
+
+    def _chat(self, messages: Sequence[Message], **options: Any) -> Completion:
         msgs = [m.to_dict() for m in check_messages(messages)]
         start = time.monotonic()
-        out, evaluated = self._generate(lambda: self._llama.create_chat_completion(
-            messages=msgs, temperature=temperature, max_tokens=max_tokens, seed=seed,
-            response_format={"type": "json_object", "schema": schema}))
+        out, evaluated = self._generate(lambda: self._llama.create_chat_completion(messages=msgs, **options))
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         prompt_tokens = usage.get("prompt_tokens", 0)
