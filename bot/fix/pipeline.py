@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from pathlib import Path
 from dataclasses import dataclass, field, replace
+from pathlib import Path
 from typing import Mapping
 
 from bot.agent import AgentContext, Attempt, Budgets, Target, repair
@@ -17,8 +17,8 @@ from bot.agent import Failure as AgentFailure
 from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName, RepairInterrupted, SearchRound
 from bot.errors import Stopped, UserError
-from sandbox.errors import SandboxError
 from bot.failures import Failure
+from sandbox.errors import SandboxError
 
 from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
 from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
