@@ -8,6 +8,7 @@ import pytest
 from bot.agent import AgentContext, Budgets, Failure, Target, repair
 from bot.agent.context import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
+from bot.agent.thought_patch import FREE_UNTESTABLE
 from bot.agent.tool_call import MAX_TURNS, REPEAT_RETRIES
 from bot.agent.types import Attempt, RepairInterrupted
 from bot.llm import Completion, Message, ScriptedLLM
@@ -64,8 +65,9 @@ def test_an_edit_that_breaks_the_syntax_goes_back_to_patch():
     result, llm, _ = run("thought-patch", [PLAN, edit(3, "    return a +"), edit(3, "    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
     assert "does not parse: line 3: invalid syntax\n        return a +\n" in llm.calls[2][-1].content
-    assert json.loads(result.attempts[0].answer)["edits"][0]["code"] == "    return a +", "the raw edit is kept"
-    assert result.attempts[1].answer == "", "a tested answer's code is its record"
+    plan, said = result.attempts[0].answer.split("\n---\n")
+    assert plan == PLAN and json.loads(said)["edits"][0]["code"] == "    return a +", "the raw edit is kept"
+    assert result.attempts[1].answer == f"{PLAN}\n---\n{edit(3, '    return a + b')}", "plan and edit, kept"
 
 
 def test_a_plan_whose_second_edit_does_not_apply_either_goes_back_to_thought():
@@ -101,6 +103,16 @@ def test_the_thought_patch_budget_counts_patches():
     answers = [PLAN, edit(3, "    return a * b"), PLAN, edit(3, "    return b - a"), PLAN, edit(3, "    return a + b")]
     result, llm, _ = run("thought-patch", answers, iterations=2)
     assert result.stop_reason == "iterations" and len(result.attempts) == 2 and len(llm.calls) == 4
+
+
+def test_untestable_patches_are_asked_again_within_the_iteration_up_to_a_cap():
+    bad = edit(3, "    return a +")
+    result, llm, harness = run("thought-patch", [PLAN, bad, bad, PLAN, edit(3, "    return a + b")], iterations=1)
+    assert result.status == "fixed" and [a.outcome for a in result.attempts] == ["syntax", "syntax", "passed"]
+    assert {a.iteration for a in result.attempts} == {1} and result.iterations == 1
+    result, llm, harness = run("thought-patch", [PLAN, bad, bad, PLAN, bad, PLAN, edit(3, "    return a + b")],
+                               iterations=1)
+    assert result.stop_reason == "iterations" and len(result.attempts) == 1 + FREE_UNTESTABLE and not harness.checked
 
 
 # -- tool-call --------------------------------------------------------------------------------------------------

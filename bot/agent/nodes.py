@@ -69,23 +69,26 @@ def checked(code: str | None, problem: Problem | None, detail: str, seen: Mappin
 
 
 def candidate(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,
-              state: AgentState, ctx: AgentContext, before: Cost = Cost()) -> dict:
-    """The state update for a model answer: a checked `Pending` candidate (an attempt, if it is unusable)."""
+              state: AgentState, ctx: AgentContext, before: Cost = Cost(), answer: str = "") -> dict:
+    """The state update for a model answer: a checked `Pending` candidate (an attempt, if it is unusable).
+    `answer` is kept with the attempt even when it is tested."""
     code, problem, detail = checked(code, problem, detail, state["seen"], ctx)
     pending = Pending(code, problem, detail, done.prompt_tokens + before.prompt_tokens,
-                      done.completion_tokens + before.completion_tokens, done.latency_s + before.latency_s, temp, node)
+                      done.completion_tokens + before.completion_tokens, done.latency_s + before.latency_s, temp, node,
+                      answer=answer)
     update: dict = {"iteration": state["iteration"] + 1, "pending": pending,
                     "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
     if problem is not None:  # an untestable answer is an attempt too: it cost a model call
         outcome = "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
         said = done.text or "\n".join(c.arguments for c in done.tool_calls)  # a tool call's answer is its arguments
-        update["attempts"] = [replace(attempt(state["iteration"] + 1, pending, outcome, detail), answer=said)]
+        update["attempts"] = [replace(attempt(state["iteration"] + 1, pending, outcome, detail),
+                                      answer=pending.answer or said)]
     return update
 
 
 def attempt(iteration: int, p: Pending, outcome: str, feedback: str, changed: int | None = None) -> Attempt:
     return Attempt(iteration, p.node, p.code, outcome, feedback, p.prompt_tokens, p.completion_tokens,  # type: ignore[arg-type]
-                   p.latency_s, p.temperature, changed)
+                   p.latency_s, p.temperature, changed, p.answer)
 
 
 def test(state: AgentState, runtime: Runtime[AgentContext]) -> dict:

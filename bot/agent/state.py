@@ -36,6 +36,7 @@ class Pending:
     temperature: float
     node: str
     alternatives: tuple[Sample, ...] = ()  # more answers to the same prompt, tested in the same batch
+    answer: str = ""  # what the model said, when the design keeps it with a tested attempt (thought-patch)
 
     def plus(self, cost: "Cost") -> "Pending":
         return replace(self, prompt_tokens=self.prompt_tokens + cost.prompt_tokens,
@@ -75,10 +76,12 @@ class AgentState(TypedDict, total=False):
     final: str | None
     stop: StopReason | None
     # thought-patch: the latest thought's conversation ending in its plan, what thinking it cost (counted into
-    # the patch's attempt), and this plan's edits that could not be applied, each with the reason
+    # the patch's attempt), this plan's edits that could not be applied, each with the reason, and how many more
+    # untestable answers the current iteration absorbs
     plan: list[Message]
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]
+    free: int
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
     turns: list[tuple[Message, Message]]
     open_call: Message | None

@@ -11,9 +11,9 @@ Patch continues Thought's conversation (the plan is the model's own turn, the ed
 that did not apply is shown with its reason), so llama.cpp evaluates only the new turns. Both nodes see the
 original function without its docstring (the docstring is shown apart, as the spec), its lines numbered one
 after another; edits always refer to those numbers, so the history of earlier patches that the Thought node
-reads keeps its meaning. The faithful merge puts the docstring back. One iteration is one patch (the
-candidate); the thought before it is counted in that attempt's tokens and latency, and in the token and time
-budgets.
+reads keeps its meaning. The faithful merge puts the docstring back. One iteration is one tested patch, or
+FREE_UNTESTABLE + 1 untestable ones; the thought before a patch is counted in that attempt's tokens and latency,
+and in the token and time budgets. Every attempt keeps its plan and edit as `answer`.
 """
 from __future__ import annotations
 
@@ -35,6 +35,10 @@ from .state import AgentState, Cost, Problem
 # Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model
 # mostly sent the same edit again (8 times in a row on one task), spending the budget on one unwritable plan.
 PATCH_TRIES = 2
+# Untestable answers (an edit that does not apply or parse, code already tried) an iteration absorbs before one
+# counts: each is recorded and asked again at once (with its reason, or as a new plan, hotter), so the iteration
+# budget buys tested patches; without this, over half of a quarter's iterations went to answers never run.
+FREE_UNTESTABLE = 2
 
 
 def _view(ctx: AgentContext) -> str:
@@ -69,30 +73,38 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
             "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
 
 
+def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
+    """The function the answer's edits give, or why there is none (for the model: it reads the reason)."""
+    try:
+        code = apply_edits(view, parse_edits(text))
+        ast.parse(code)
+    except EditError as exc:
+        return None, "patch", str(exc)
+    except SyntaxError as exc:
+        bad = (exc.text or "").rstrip()  # the line itself: the error alone got the same edit back, again and again
+        return None, "syntax", (f"the edited function does not parse: line {exc.lineno}: {exc.msg}"
+                                + (f"\n    {bad}" if bad else ""))
+    return code, None, ""
+
+
 def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     ctx = runtime.context
     view = _view(ctx)
     turns = state.get("patch_turns", [])
+    plan = state.get("plan", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
     lines = len(view.rstrip("\n").splitlines())
-    done, temp = ask(prompts.patch(state.get("plan", []), lines, turns), state, ctx, repeat_boost(state),
-                     schema=edit_schema(lines))
-    code: str | None = None
-    problem: Problem | None = None
-    detail = ""
-    try:
-        code = apply_edits(view, parse_edits(done.text))
-        ast.parse(code)
-    except EditError as exc:
-        code, problem, detail = None, "patch", str(exc)
-    except SyntaxError as exc:
-        bad = (exc.text or "").rstrip()  # the line itself: the error alone got the same edit back, again and again
-        problem, detail = "syntax", (f"the edited function does not parse: line {exc.lineno}: {exc.msg}"
-                                     + (f"\n    {bad}" if bad else ""))
-        code = None
-    update = candidate("patch", done, temp, code, problem, detail, state, ctx, before=state.get("plan_cost", Cost()))
+    done, temp = ask(prompts.patch(plan, lines, turns), state, ctx, repeat_boost(state), schema=edit_schema(lines))
+    said = f"{plan[-1].content.strip()}\n---\n{done.text.strip()}" if plan else done.text
+    update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
+                       before=state.get("plan_cost", Cost()), answer=said)
     update["plan_cost"] = Cost()  # counted once, in this attempt
     pending = update["pending"]
+    free = state.get("free", FREE_UNTESTABLE)
+    if pending.problem is not None and free > 0:  # recorded, not counted: asked again within this iteration
+        update.update(iteration=state["iteration"], free=free - 1)
+    else:
+        update["free"] = FREE_UNTESTABLE
     if pending.problem in ("patch", "syntax", "signature"):  # the next try of this plan sees this edit and why
         update["patch_turns"] = [*turns, (done.text, pending.detail)]
     return update

@@ -74,8 +74,8 @@ class Attempt:
     latency_s: float
     temperature: float
     changed_lines: int | None = None
-    # the model's answer as it came, kept only when it could not be tested (no code, or code already tried): what
-    # a person studying the failures needs, e.g. the JSON edit that did not apply
+    # the model's answer as it came, kept when it could not be tested (no code, or code already tried), and always
+    # for thought-patch (its plan, then its edit): what a person studying the failures needs
     answer: str = ""
 
 
