@@ -49,7 +49,7 @@ def test_thought_then_patch_fixes_and_counts_both_calls_in_one_attempt():
     thought_call, patch_call = llm.calls
     assert patch_call[:2] == thought_call and patch_call[2] == Message("assistant", PLAN), \
         "patch continues the thought's conversation, so the model's cached prompt prefix covers it"
-    assert "JSON edit" in patch_call[3].content and "lines are 1-3" in patch_call[3].content
+    assert "JSON edit" in patch_call[3].content and '"line": "the line as it reads now"' in patch_call[3].content
 
 
 def test_an_edit_that_does_not_apply_goes_back_to_patch_with_the_reason():
@@ -92,11 +92,26 @@ def test_a_failing_patch_goes_back_to_thought_with_its_history():
 
 
 def test_a_patch_that_gives_code_already_tried_goes_back_to_thought_hotter():
-    answers = [PLAN, edit(3, "    return a - b"), "Then add.", edit(3, "    return a + b")]
+    answers = [PLAN, edit(3, "    return a * b"), "Multiply.", edit(3, "    return a * b"), "Then add.",
+               edit(3, "    return a + b")]
     result, llm, harness = run("thought-patch", answers)
-    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "repeat"), ("patch", "passed")]
-    assert "already tried (the original (buggy) function)" in llm.calls[2][-1].content
-    assert result.attempts[1].temperature >= 0.4 and len(harness.checked) == 1
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "failed"), ("patch", "repeat"),
+                                                              ("patch", "passed")]
+    assert "already tried (attempt 1)" in llm.calls[4][-1].content
+    assert result.attempts[2].temperature >= 0.4 and len(harness.checked) == 2
+
+
+def test_an_edit_that_changes_nothing_goes_back_to_patch_its_plan_may_be_right():
+    answers = [PLAN, edit(3, "    return a - b"), edit(3, "    return a + b")]
+    result, llm, harness = run("thought-patch", answers)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "passed")]
+    assert "leaves the function as it was" in llm.calls[2][-1].content and len(harness.checked) == 1
+
+
+def test_an_edit_names_its_line_by_text():
+    said = json.dumps({"edits": [{"op": "replace", "line": "return a - b", "code": "    return a + b"}]})
+    result, _, _ = run("thought-patch", [PLAN, said])
+    assert result.status == "fixed" and result.final_code == FIXED_BUGGY
 
 
 def test_the_thought_patch_budget_counts_patches():
@@ -238,8 +253,9 @@ def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
     assert repair(ctx).status == "fixed"
     plan_schema, patch_schema = llm.schemas  # the plan is prose; the patch's lines are those of the view:
     replace, insert, delete = patch_schema["properties"]["edits"]["items"]["anyOf"]  # def, comment, return
-    assert plan_schema is None and replace["properties"]["start"]["enum"] == [2, 3] == delete["properties"]["end"]["enum"]
-    assert insert["properties"]["after"]["enum"] == [1, 2, 3]  # inserting after the def line is fine
+    lines = ["# keep this comment", "return a - b"]  # named by their text, without indentation
+    assert plan_schema is None and replace["properties"]["line"]["enum"] == lines == delete["properties"]["line"]["enum"]
+    assert insert["properties"]["after"]["enum"] == ["def add(a, b):", *lines]  # inserting after the def line is fine
 
 
 def test_an_earlier_attempt_is_summed_up_by_its_failed_assertion_not_its_location():

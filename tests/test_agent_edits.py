@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from bot.agent.edits import EditError, apply_edits, numbered, parse_edits
+from bot.agent.edits import EditError, anchors, apply_edits, edit_schema, numbered, parse_edits
 
 # The function as the thought-patch agent shows it: without its docstring, numbered 1..n.
 SOURCE = '''def total(xs):
@@ -24,6 +24,34 @@ def test_numbered_numbers_every_line():
     assert numbered(SOURCE).splitlines() == ["1 | def total(xs):", "2 |     out = 0", "3 |     for x in xs:",
                                              "4 |         if x < 0:", "5 |             out += x", "6 | ",
                                              "7 |     return out"]
+
+
+TWICE = "def f(x):\n    if x:\n        return 1\n    if not x:\n        return 1\n"
+
+
+def test_lines_are_named_by_their_text_and_by_their_number_where_two_read_the_same():
+    assert anchors(SOURCE) == {"def total(xs):": 1, "out = 0": 2, "for x in xs:": 3, "if x < 0:": 4, "out += x": 5,
+                               "return out": 7}
+    assert anchors(TWICE) == {"def f(x):": 1, "if x:": 2, "return 1  # line 3": 3, "if not x:": 4,
+                              "return 1  # line 5": 5}
+    replace = edit_schema(TWICE)["properties"]["edits"]["items"]["anyOf"][0]
+    assert "def f(x):" not in replace["properties"]["line"]["enum"], "the def line is never replaced"
+
+
+def test_an_edit_that_names_its_line_by_text_applies_there():
+    fixed = apply_edits(SOURCE, parse_edits('{"edits": [{"op": "replace", "line": "if x < 0:", "code": "if x > 0:"},'
+                                            '{"op": "insert", "after": "  out = 0", "code": "seen = 0"}]}', SOURCE))
+    assert fixed.splitlines()[2:5] == ["    seen = 0", "    for x in xs:", "        if x > 0:"]
+    gone = apply_edits(TWICE, parse_edits('{"edits": [{"op": "delete", "line": "return 1  # line 5"}, '
+                                          '{"op": "replace", "line": "if not x:", "code": "    return 0"}]}', TWICE))
+    assert gone == "def f(x):\n    if x:\n        return 1\n    return 0\n"
+
+
+@pytest.mark.parametrize("line, reason", [("return 2", "no line of the function reads `return 2`"),
+                                          ("return 1", "lines 3, 5 all read `return 1`")])
+def test_a_line_named_by_text_must_be_one_line_of_the_function(line, reason):
+    with pytest.raises(EditError, match=reason):
+        parse_edits('{"edits": [{"op": "delete", "line": "%s"}]}' % line, TWICE)
 
 
 def test_replace_keeps_every_other_line_and_fixes_a_flush_left_answer():

@@ -115,10 +115,10 @@ def test_an_answer_held_to_the_edit_schema_is_edits_that_apply(bundled: LlamaCpp
 
     source = "def add(a, b):\n    total = a - b\n    return total\n"
     ask = [Message("user", f"This function should add:\n{numbered(source)}\nExplain the bug first, then give the "
-                           'fix as {"edits": [{"op": "replace", "start": N, "end": M, "code": "..."}]}.')]
+                           'fix as {"edits": [{"op": "replace", "line": "the line as it reads", "code": "..."}]}.')]
     free = bundled.complete(ask, temperature=0.0, max_tokens=120, seed=0)
-    held = bundled.complete_json(ask, edit_schema(3), temperature=0.0, max_tokens=120, seed=0)
+    held = bundled.complete_json(ask, edit_schema(source), temperature=0.0, max_tokens=120, seed=0)
     assert not free.text.lstrip().startswith("{"), free.text  # asked for prose first, the model writes prose
-    edits = parse_edits(held.text)  # under the schema: JSON only, every line number within 2-3
+    edits = parse_edits(held.text, source)  # under the schema: JSON only, every line one of lines 2-3
     assert held.text.lstrip().startswith("{") and all(2 <= getattr(e, "start", 2) <= 3 for e in edits), held.text
     assert apply_edits(source, edits).startswith("def add(a, b):\n"), held.text

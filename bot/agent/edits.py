@@ -1,13 +1,12 @@
 """Line edits, the thought-patch agent's answer: JSON from the model, validated and applied deterministically.
 
-    {"edits": [{"op": "replace", "start": 4, "end": 4, "code": "    return a + b"},
-               {"op": "insert", "after": 7, "code": "    if not xs:\\n        return 0"},
-               {"op": "delete", "start": 9, "end": 10}]}
+    {"edits": [{"op": "replace", "line": "return a - b", "code": "    return a + b"},
+               {"op": "insert", "after": "total = 0", "code": "    if not xs:\\n        return 0"},
+               {"op": "delete", "line": "print(xs)"}]}
 
-Line numbers are those of the original function shown without its docstring (1 = the `def` line), numbered
-one after another: a view with gaps made the model count lines itself and miss. They stay the same on every
-try, so the history of earlier patches keeps its meaning. Every problem is an `EditError` whose message is
-written for the model: it goes back to the Patch node as the reason.
+An edit names a line of the original function (shown without its docstring, 1 = the `def` line) by its text
+without indentation (`anchors`); numbers (`"start": 4, "end": 5`, `"after": 7`) are read too. Every problem is
+an `EditError` whose message is written for the model: it goes back to the Patch node as the reason.
 """
 from __future__ import annotations
 
@@ -15,6 +14,7 @@ import ast
 import json
 import re
 import textwrap
+from collections import Counter
 from typing import Annotated, Literal, Union
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -55,21 +55,56 @@ _JSON = re.compile(r"```(?:json)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
 MAX_EDITS = 3
 
 
-def edit_schema(lines: int) -> dict:
-    """The JSON Schema of an answer that can be applied to a function of `lines` lines: ops from the set, line
-    numbers within the function and never the `def` line (insert after it is fine), at most MAX_EDITS edits.
-    A backend that samples under it cannot write prose, a line past the end or a misspelt op; what a schema
-    cannot say (start <= end, no overlap, code that parses) is still checked when the edits are applied."""
-    body = list(range(2, lines + 1)) or [1]
+def anchors(source: str) -> dict[str, int]:
+    """How an edit names a line: its text without indentation (`prod_value = 0`), with `  # line N` after it
+    where two lines read the same; blank lines have none. A small model picks the line it means by its text far
+    more reliably than by its number: it named line 8 for `prod_value = 0`, which is line 4."""
+    texts = [line.strip() for line in source.rstrip("\n").splitlines()]
+    count = Counter(t for t in texts if t)
+    return {(t if count[t] == 1 else f"{t}  # line {n}"): n for n, t in enumerate(texts, 1) if t}
+
+
+def edit_schema(source: str) -> dict:
+    """The JSON Schema of an answer that can be applied to `source`: ops from the set, each naming a line of the
+    function by its text (`anchors`), never the `def` line (insert after it is fine), at most MAX_EDITS edits.
+    A backend that samples under it cannot write prose, a line the function does not have or a misspelt op; what
+    a schema cannot say (no overlap, code that parses) is still checked when the edits are applied."""
+    names = anchors(source)
+    body = [name for name, n in names.items() if n > 1] or list(names)
     code = {"type": "string"}
-    ranged = {"start": {"enum": body}, "end": {"enum": body}}
-    items = [{"type": "object", "properties": {"op": {"const": "replace"}, **ranged, "code": code},
-              "required": ["op", "start", "end", "code"]},
-             {"type": "object", "properties": {"op": {"const": "insert"}, "after": {"enum": [1, *body]}, "code": code},
+    items = [{"type": "object", "properties": {"op": {"const": "replace"}, "line": {"enum": body}, "code": code},
+              "required": ["op", "line", "code"]},
+             {"type": "object", "properties": {"op": {"const": "insert"}, "after": {"enum": list(names)}, "code": code},
               "required": ["op", "after", "code"]},
-             {"type": "object", "properties": {"op": {"const": "delete"}, **ranged}, "required": ["op", "start", "end"]}]
+             {"type": "object", "properties": {"op": {"const": "delete"}, "line": {"enum": body}},
+              "required": ["op", "line"]}]
     return {"type": "object", "required": ["edits"],
             "properties": {"edits": {"type": "array", "minItems": 1, "maxItems": MAX_EDITS, "items": {"anyOf": items}}}}
+
+
+def _line_number(text: str, names: dict[str, int]) -> int:
+    """The line an edit names by its text: as `anchors` names it, else the one line that reads so."""
+    if text in names:
+        return names[text]
+    plain = text.strip()
+    same = sorted({n for name, n in names.items() if name == plain or name.split("  # line ")[0] == plain})
+    if len(same) == 1:
+        return same[0]
+    if same:
+        raise EditError(f"lines {', '.join(map(str, same))} all read `{plain}`; name one as `{plain}  # line N`")
+    raise EditError(f"no line of the function reads `{plain}`; copy the line as it reads now")
+
+
+def _numbered_edit(item: object, names: dict[str, int]) -> object:
+    """An edit that names its line by text, as one that gives the line's number (what `apply_edits` reads)."""
+    if not isinstance(item, dict):
+        return item
+    if isinstance(item.get("line"), str):
+        n = _line_number(item["line"], names)
+        item = {**item, "start": n, "end": n}
+    if isinstance(item.get("after"), str):
+        item = {**item, "after": _line_number(item["after"], names)}
+    return item
 
 
 def numbered(source: str) -> str:
@@ -78,10 +113,11 @@ def numbered(source: str) -> str:
     return "\n".join(f"{n:>{width}} | {line}" for n, line in enumerate(lines, 1))
 
 
-def parse_edits(text: str) -> list[Replace | Insert | Delete]:
+def parse_edits(text: str, source: str = "") -> list[Replace | Insert | Delete]:
     """The edits in a model's answer: bare JSON or fenced, an object with "edits" or a bare list. The model
     sometimes writes the numbered view in a fence first and the JSON after it in prose, so every fence is
-    read, then the whole answer, each from every `{` or `[` until one decodes as edits."""
+    read, then the whole answer, each from every `{` or `[` until one decodes as edits. An edit names its line
+    by text (`"line"`, `"after"`; resolved against `source`) or by number (`"start"`, `"end"`, `"after"`)."""
     data, error = None, None
     for block in [m.group(1) for m in _JSON.finditer(text)] + [text]:
         data, block_error = _first_edits_json(block)
@@ -95,6 +131,12 @@ def parse_edits(text: str) -> list[Replace | Insert | Delete]:
         data = data.get("edits", [data] if "op" in data else None)
     if not isinstance(data, list) or not data:
         raise EditError('expected {"edits": [...]} with at least one edit')
+    names = anchors(source)
+    for i, item in enumerate(data):
+        try:
+            data[i] = _numbered_edit(item, names)
+        except EditError as exc:
+            raise EditError(f"edit {i + 1}: {exc}") from None
     try:
         return _EDITS.validate_python(data)
     except ValidationError as exc:

@@ -213,18 +213,18 @@ def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
 
 
 THOUGHT_PATCH_SYSTEM = """You find and fix the bug in one Python function whose tests fail, in the step each message asks
-for: the fix plan in words, or that plan written as a JSON edit of the function's numbered lines.
+for: the fix plan in words, or that plan written as a JSON edit of the function's lines.
 The bug is small: usually one line, often a wrong operator, constant, variable, call or condition."""
 
 PLAN_ASK = """What is the root cause, and what is the fix? Reply in at most three short sentences and no code:
 the root cause (which line is wrong, and why), then the concrete fix (exactly what that line should become).
-Name lines by their numbers."""
+Quote each line you name as it reads."""
 
-EDIT_ASK = """Now write that fix as an edit of the numbered lines. Reply with JSON only, in this form, where N and M
-are line numbers of the function shown above:
-{"edits": [{"op": "replace", "start": N, "end": M, "code": "    new code"}]}
-Operations: "replace" lines N..M with code; "insert" code after line N: {"op": "insert", "after": N, "code": "..."};
-"delete" lines N..M: {"op": "delete", "start": N, "end": M}.
+EDIT_ASK = """Now write that fix as an edit of the function's lines. Reply with JSON only, in this form, naming each line
+by its text as it reads now, without its indentation:
+{"edits": [{"op": "replace", "line": "the line as it reads now", "code": "    the line as it should read"}]}
+Operations: "replace" a line with code; "insert" code after a line: {"op": "insert", "after": "a line", "code": "..."};
+"delete" a line: {"op": "delete", "line": "a line"}.
 "code" is the new source text with its indentation; several lines are joined with \\n. Edit as few lines as you can."""
 
 
@@ -237,12 +237,12 @@ def thought(target: Target, failure: Failure, numbered: str, tried: list[str], s
                             f"{_hints(target, list(hints))}\n{PLAN_ASK}")]
 
 
-def patch(plan: list[Message], lines: int, retries: list[tuple[str, str]] = ()) -> list[Message]:  # type: ignore[assignment]
+def patch(plan: list[Message], retries: list[tuple[str, str]] = ()) -> list[Message]:  # type: ignore[assignment]
     """The thought's conversation, which ends in the plan as the model's own turn, continued: the edit asked for,
     then each edit of this plan that could not be applied with its reason. Continuing, rather than starting a
     conversation of its own, lets llama.cpp's cached prompt prefix cover all that came before, so only the new
     turns are evaluated (separate prompts alternated and the cache never hit)."""
-    messages = [*plan, Message("user", f"{EDIT_ASK}\nIts lines are 1-{lines}; line 1 is the `def` line. Reply with the JSON edit.")]
+    messages = [*plan, Message("user", f"{EDIT_ASK}\nThe `def` line stays as it is. Reply with the JSON edit.")]
     for answer, error in retries:
         messages += [Message("assistant", answer),
                      Message("user", f"That edit could not be applied: {error.strip()}\nSend a corrected edit, JSON only.")]

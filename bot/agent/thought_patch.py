@@ -76,8 +76,9 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
 def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
     """The function the answer's edits give, or why there is none (for the model: it reads the reason)."""
     try:
-        code = apply_edits(view, parse_edits(text))
-        ast.parse(code)
+        code = apply_edits(view, parse_edits(text, view))
+        if ast.dump(ast.parse(code)) == ast.dump(ast.parse(view)):  # the plan may be right: its edit copied the line
+            raise EditError("that edit leaves the function as it was; write the line as the fix says it should read")
     except EditError as exc:
         return None, "patch", str(exc)
     except SyntaxError as exc:
@@ -93,8 +94,7 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     turns = state.get("patch_turns", [])
     plan = state.get("plan", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    lines = len(view.rstrip("\n").splitlines())
-    done, temp = ask(prompts.patch(plan, lines, turns), state, ctx, repeat_boost(state), schema=edit_schema(lines))
+    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=edit_schema(view))
     said = f"{plan[-1].content.strip()}\n---\n{done.text.strip()}" if plan else done.text
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=said)
