@@ -50,6 +50,10 @@ class Recording:
         self.done.append(self.llm.complete_with_tools(messages, tools, **options))
         return self.done[-1]
 
+    def complete_json(self, messages, schema, **options):  # type: ignore[no-untyped-def]
+        self.done.append(self.llm.complete_json(messages, schema, **options))
+        return self.done[-1]
+
 
 @pytest.mark.parametrize("agent, node", [("thought-patch", "patch"), ("tool-call", "tool")])
 def test_the_other_two_designs_repair_it_too(agent, node, bundled_llm, tasks, docker_sandbox):
