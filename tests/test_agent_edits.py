@@ -1,6 +1,8 @@
 """The thought-patch agent's line edits: parsed from model text, validated, applied by line number."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from bot.agent.edits import EditError, anchors, apply_edits, edit_schema, numbered, parse_edits
@@ -36,6 +38,17 @@ def test_lines_are_named_by_their_text_and_by_their_number_where_two_read_the_sa
                               "return 1  # line 5": 5}
     replace = edit_schema(TWICE)["properties"]["edits"]["items"]["anyOf"][0]
     assert "def f(x):" not in replace["properties"]["line"]["enum"], "the def line is never replaced"
+
+
+def test_line_names_hold_only_what_llama_cpp_s_grammar_converter_escapes_correctly():
+    """A backslash in an enum value's JSON (a quote, a backslash, a tab, non-ASCII) made a grammar llama.cpp could
+    not parse, and the model process crashed (exit -11) on `ret = ""`."""
+    source = 'def f(x):\n    ret = ""\n    pat = r"\\d+\tcaf\u00e9"\n    return ret\n'
+    names = anchors(source)
+    assert list(names) == ["def f(x):", "ret = ''", "pat = r'/d+ caf?'", "return ret"]
+    assert not any("\\" in json.dumps(name) for name in names)
+    doubled = parse_edits('{"edits": [{"op": "replace", "line": "ret = \\"\\"", "code": "    ret = \'0\'"}]}', source)
+    assert doubled[0].start == 2, "a free model's own spelling of the line is read too"
 
 
 def test_an_edit_that_names_its_line_by_text_applies_there():

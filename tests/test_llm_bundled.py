@@ -113,12 +113,13 @@ def test_the_openai_backend_talks_to_a_real_local_server(llama_server: str,
 def test_an_answer_held_to_the_edit_schema_is_edits_that_apply(bundled: LlamaCppLLM) -> None:
     from bot.agent.edits import apply_edits, edit_schema, numbered, parse_edits
 
-    source = "def add(a, b):\n    total = a - b\n    return total\n"
+    # a quoted string among the lines: an enum value with a JSON escape once made a grammar that crashed llama.cpp
+    source = 'def add(a, b):\n    total = a - b\n    unit = ""\n    return total\n'
     ask = [Message("user", f"This function should add:\n{numbered(source)}\nExplain the bug first, then give the "
                            'fix as {"edits": [{"op": "replace", "line": "the line as it reads", "code": "..."}]}.')]
     free = bundled.complete(ask, temperature=0.0, max_tokens=120, seed=0)
     held = bundled.complete_json(ask, edit_schema(source), temperature=0.0, max_tokens=120, seed=0)
     assert not free.text.lstrip().startswith("{"), free.text  # asked for prose first, the model writes prose
-    edits = parse_edits(held.text, source)  # under the schema: JSON only, every line one of lines 2-3
-    assert held.text.lstrip().startswith("{") and all(2 <= getattr(e, "start", 2) <= 3 for e in edits), held.text
+    edits = parse_edits(held.text, source)  # under the schema: JSON only, every line one of lines 2-4
+    assert held.text.lstrip().startswith("{") and all(2 <= getattr(e, "start", 2) <= 4 for e in edits), held.text
     assert apply_edits(source, edits).startswith("def add(a, b):\n"), held.text

@@ -59,9 +59,18 @@ def anchors(source: str) -> dict[str, int]:
     """How an edit names a line: its text without indentation (`prod_value = 0`), with `  # line N` after it
     where two lines read the same; blank lines have none. A small model picks the line it means by its text far
     more reliably than by its number: it named line 8 for `prod_value = 0`, which is line 4."""
-    texts = [line.strip() for line in source.rstrip("\n").splitlines()]
+    texts = [_spelled(line.strip()) for line in source.rstrip("\n").splitlines()]
     count = Counter(t for t in texts if t)
     return {(t if count[t] == 1 else f"{t}  # line {n}"): n for n, t in enumerate(texts, 1) if t}
+
+
+def _spelled(text: str) -> str:
+    """A line's text as an enum value that llama-cpp-python turns into a valid grammar: its converter does not
+    escape the backslashes of JSON escapes, and a grammar that does not parse crashed the model process. So a
+    double quote is written as a single one, a backslash as a slash, a tab as a space, anything else outside
+    printable ASCII as `?`; what the model writes is read through the same spelling."""
+    text = text.replace('"', "'").replace("\\", "/").replace("\t", " ")
+    return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
 def edit_schema(source: str) -> dict:
@@ -84,6 +93,7 @@ def edit_schema(source: str) -> dict:
 
 def _line_number(text: str, names: dict[str, int]) -> int:
     """The line an edit names by its text: as `anchors` names it, else the one line that reads so."""
+    text = _spelled(text)
     if text in names:
         return names[text]
     plain = text.strip()
