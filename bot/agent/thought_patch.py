@@ -3,15 +3,15 @@ plan into JSON line edits, which fixbot applies to the original function before 
 
     thought ──► patch ──► test ──► thought ──► ...
                  │  ▲
-                 └──┘  (an edit that does not apply goes back to patch, with the reason)
+                 └──┘  (an edit that does not apply, or changes nothing, goes back to patch, with the reason)
     patch ──► thought  (the edit gives code already tried: think again, hotter; or a second edit of the same
                         plan does not apply either: a plan the model cannot write down is replaced)
 
 Patch continues Thought's conversation (the plan is the model's own turn, the edit is asked for next, an edit
 that did not apply is shown with its reason), so llama.cpp evaluates only the new turns. Both nodes see the
 original function without its docstring (the docstring is shown apart, as the spec), its lines numbered one
-after another; edits always refer to those numbers, so the history of earlier patches that the Thought node
-reads keeps its meaning. The faithful merge puts the docstring back. One iteration is one tested patch, or
+after another; an edit names the line it changes by its text (`edits.anchors`), which a small model gets right
+far more often than its number. The faithful merge puts the docstring back. One iteration is one tested patch, or
 FREE_UNTESTABLE + 1 untestable ones; the thought before a patch is counted in that attempt's tokens and latency,
 and in the token and time budgets. Every attempt keeps its plan and edit as `answer`.
 """
