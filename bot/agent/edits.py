@@ -97,7 +97,7 @@ def _line_number(text: str, names: dict[str, int]) -> int:
     if text in names:
         return names[text]
     plain = text.strip()
-    same = sorted({n for name, n in names.items() if name == plain or name.split("  # line ")[0] == plain})
+    same = sorted({n for name, n in names.items() if name.split("  # line ")[0] == plain})
     if len(same) == 1:
         return same[0]
     if same:

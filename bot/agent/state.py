@@ -76,12 +76,10 @@ class AgentState(TypedDict, total=False):
     final: str | None
     stop: StopReason | None
     # thought-patch: the latest thought's conversation ending in its plan, what thinking it cost (counted into
-    # the patch's attempt), this plan's edits that could not be applied, each with the reason, and how many more
-    # untestable answers the current iteration absorbs
+    # the patch's attempt), and this plan's edits that could not be applied, each with the reason
     plan: list[Message]
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]
-    free: int
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
     turns: list[tuple[Message, Message]]
     open_call: Message | None

@@ -17,7 +17,6 @@ and in the token and time budgets. Every attempt keeps its plan and edit as `ans
 """
 from __future__ import annotations
 
-import ast
 from typing import Literal
 
 from langgraph.graph import END, StateGraph
@@ -25,7 +24,7 @@ from langgraph.runtime import Runtime
 
 from ..llm.types import Message
 from . import prompts
-from .code import split_docstring
+from .code import normalized_dump, split_docstring
 from .context import AgentContext
 from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits
 from .nodes import ask, candidate, repeat_boost, spent
@@ -77,7 +76,7 @@ def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
     """The function the answer's edits give, or why there is none (for the model: it reads the reason)."""
     try:
         code = apply_edits(view, parse_edits(text, view))
-        if ast.dump(ast.parse(code)) == ast.dump(ast.parse(view)):  # the plan may be right: its edit copied the line
+        if normalized_dump(code) == normalized_dump(view):  # the plan may be right: its edit copied the line
             raise EditError("that edit leaves the function as it was; write the line as the fix says it should read")
     except EditError as exc:
         return None, "patch", str(exc)
@@ -86,6 +85,11 @@ def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
         return None, "syntax", (f"the edited function does not parse: line {exc.lineno}: {exc.msg}"
                                 + (f"\n    {bad}" if bad else ""))
     return code, None, ""
+
+
+def _absorbed(state: AgentState) -> int:
+    """Untestable answers the current iteration has absorbed: recorded under its number, which is not yet counted."""
+    return sum(a.iteration == state["iteration"] + 1 for a in state["attempts"])
 
 
 def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
@@ -100,11 +104,8 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
                        before=state.get("plan_cost", Cost()), answer=said)
     update["plan_cost"] = Cost()  # counted once, in this attempt
     pending = update["pending"]
-    free = state.get("free", FREE_UNTESTABLE)
-    if pending.problem is not None and free > 0:  # recorded, not counted: asked again within this iteration
-        update.update(iteration=state["iteration"], free=free - 1)
-    else:
-        update["free"] = FREE_UNTESTABLE
+    if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
+        update["iteration"] = state["iteration"]
     if pending.problem in ("patch", "syntax", "signature"):  # the next try of this plan sees this edit and why
         update["patch_turns"] = [*turns, (done.text, pending.detail)]
     return update
