@@ -82,9 +82,10 @@ def run_leg(agent: str, few_shot: bool, args: argparse.Namespace) -> dict:
 def model_speed(args: argparse.Namespace) -> dict | None:
     """The in-process model's prompt and generated tokens/s here, with the threads each worker's process gets
     (a cold prompt; llm_latency.py's fixed repair prompt and method), or None for a model that is not llamacpp:."""
+    from llm_latency import measure
+
     from bot.llm import open_llm, parse_model_spec
     from bot.llm.llamacpp_backend import available_cores
-    from llm_latency import measure
 
     if args.no_speed or parse_model_spec(args.model).kind != "llamacpp":
         return None
@@ -133,7 +134,8 @@ def main() -> int:
     speed = model_speed(args)
     report = {"date": time.strftime("%Y-%m-%d"), "model": args.model, "model_speed": speed,
               "task_seconds": args.task_seconds, "protocol": args.protocol,
-              "subset": args.subset, "part": args.part, "tasks": args.tasks, "seed": args.seed, "iterations": args.iterations,
+              "subset": args.subset, "part": args.part, "tasks": args.tasks, "seed": args.seed,
+              "iterations": args.iterations,
               "legs": [run_leg(agent, shot, args) for agent, shot in legs(agents, args.few_shot)]}
     if args.json:
         print(json.dumps(report))

@@ -4,9 +4,9 @@ No Docker and no model here: bench/ci_e2e.py runs, this module reads."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Sequence
 
 from common import replace_section
 

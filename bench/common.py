@@ -3,8 +3,9 @@ bench/RESULTS.md."""
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence, TypeVar
+from typing import TypeVar
 
 T = TypeVar("T")
 

@@ -41,14 +41,15 @@ import time
 from argparse import Namespace
 from pathlib import Path
 
-from bot.errors import UserError
-from bot.llm import DEFAULT_MODEL
+import realbugs_setup_report as setup_report
 from common import speed_line
 from realbugs_corpus import DEFAULT_DATA, REPO, BenchError, Bug, Bundles, load_manifest, select
 from realbugs_report import console_table, markdown_section, read_results, summarize, update_results_md
 from realbugs_score import Score
 from realbugs_setup import CONFIG, RESULTS, run_reproductions
-import realbugs_setup_report as setup_report
+
+from bot.errors import UserError
+from bot.llm import DEFAULT_MODEL
 
 PROG = "realbugs.py"
 WALL_S = 600.0
@@ -160,8 +161,9 @@ def progress_line(i: int, n: int, r: dict) -> str:
 
 
 def bench_bug(bug: Bug, bundles: Bundles, args: Namespace, commit: str) -> dict:
-    from sandbox.containers import connect
     from realbugs_score import score_bug
+
+    from sandbox.containers import connect
 
     where = args.out / "bugs" / bug.id
     where.mkdir(parents=True, exist_ok=True)

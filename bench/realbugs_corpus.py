@@ -8,8 +8,9 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from bot.errors import UserError
 from common import part_slice
+
+from bot.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "realbugs"

@@ -7,16 +7,17 @@ import ast
 import difflib
 import subprocess
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Mapping
+
+from realbugs_corpus import Bug, Bundles
 
 from bot.errors import UserError
 from bot.fix.checkout import load_checkout
 from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.testrun import TestCommand, run_many
 from bot.fix.types import Checkout, TestRun
-from realbugs_corpus import Bug, Bundles
 from sandbox import open_sandbox
 
 TESTS_TIMEOUT_S = 600.0  # a whole file of tests, once per version

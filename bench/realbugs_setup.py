@@ -18,14 +18,15 @@ import re
 import time
 from pathlib import Path
 
+from realbugs_corpus import Bug, Bundles
+from realbugs_score import TEST_TIMEOUT_S, TESTS_TIMEOUT_S, covers, failed_in, judge, others, tree_files
+
 from bot.errors import UserError
-from bot.fix.environment import EnvRequest, Environment, cache_tag, plan_environment, prepare_environment
+from bot.fix.environment import Environment, EnvRequest, cache_tag, plan_environment, prepare_environment
 from bot.fix.install_plan import InstallPlan
 from bot.fix.pip_settings import pip_settings
 from bot.fix.testrun import TestCommand, run_many
 from bot.fix.types import Checkout, TestRun
-from realbugs_corpus import Bug, Bundles
-from realbugs_score import TEST_TIMEOUT_S, TESTS_TIMEOUT_S, covers, failed_in, judge, others, tree_files
 from sandbox import open_sandbox
 from sandbox.containers import connect
 from sandbox.image import default_image

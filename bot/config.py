@@ -5,9 +5,10 @@ a typo must not silently fall back to a default."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, Mapping, get_args, get_origin, get_type_hints
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
@@ -48,7 +49,8 @@ KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}
 HINTS = get_type_hints(Config)
 CHOICES: dict[str, tuple[str, ...]] = {name: get_args(h) for name, h in HINTS.items() if get_origin(h) is Literal}
 TYPES: dict[str, type] = {name: str if name in CHOICES else get_origin(hint) or hint for name, hint in HINTS.items()}
-LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600), "test_timeout": (0, 3600), "samples": (1, MAX_SAMPLES)}
+LIMITS = {"iterations": (1, 50), "max_targets": (1, 20), "wall_s": (60, 6 * 3600), "test_timeout": (0, 3600),
+          "samples": (1, MAX_SAMPLES)}
 
 
 def _typed(key: str, name: str, value: Any, where: str) -> Any:
@@ -67,7 +69,8 @@ def _typed(key: str, name: str, value: Any, where: str) -> Any:
     if name == "python" and isinstance(value, float):  # unquoted in YAML: 3.11 reads well, 3.10 reads as 3.1
         value = repr(value)
         if value in ("3.1", "3.2", "3.3", "3.4"):  # never a Python fixbot offers; 3.10 ... 3.40 lost their zero
-            raise BadConfig(f"{where}: quote the version, as in `python: \"{value}0\"` (YAML reads {value}0 as {value})")
+            raise BadConfig(f"{where}: quote the version, as in `python: \"{value}0\"` "
+                            f"(YAML reads {value}0 as {value})")
     if want is str and not isinstance(value, str):
         raise BadConfig(f"{where}: `{key}` must be a string, not {value!r}")
     if name in CHOICES and value not in CHOICES[name]:

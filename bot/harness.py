@@ -1,8 +1,8 @@
 """Tests a candidate function: splice it into its module, run pytest in the sandbox, read the failure."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Sequence
 
 from sandbox import Job, RunResult, Sandbox
 

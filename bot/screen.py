@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
-from typing import Sequence
 
 from sandbox import Job, Sandbox
 

@@ -3,10 +3,11 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
 from pathlib import Path
-from typing import Callable, Literal, Sequence
+from typing import Literal
 
 from bot.agent import AgentContext, Budgets, Failure, Target, repair
 from bot.agent.code import function_source, splice, unified_diff

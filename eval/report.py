@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 import statistics
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from bot.errors import UserError
 

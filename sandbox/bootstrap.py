@@ -5,9 +5,9 @@ from __future__ import annotations
 import shutil
 import subprocess
 import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable, Sequence
 
 from .errors import ImageBuildFailed
 

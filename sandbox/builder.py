@@ -13,10 +13,10 @@ import tarfile
 import threading
 import time
 import uuid
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Callable, Iterator, Mapping, Sequence
 
 import docker
 from docker.errors import APIError, ImageNotFound, NotFound
@@ -122,9 +122,10 @@ class BuildBox:
         conf = {"Env": base.get("Env"), "Cmd": base.get("Cmd"), "Entrypoint": base.get("Entrypoint"),
                 "WorkingDir": base.get("WorkingDir") or "", "Labels": {**(base.get("Labels") or {}), **labels}}
         try:
-            return self.client.api.commit(self.id, repository=repository, tag=tag, conf=conf)["Id"]
+            image_id: str = self.client.api.commit(self.id, repository=repository, tag=tag, conf=conf)["Id"]
         except APIError as exc:
             raise BuildError(f"docker commit failed: {exc.explanation or exc}") from None
+        return image_id
 
 
 def _remove(client: docker.DockerClient, container_id: str | None) -> None:
@@ -150,7 +151,7 @@ def _wait_ready(client: docker.DockerClient, cid: str, what: str) -> None:
 def _start_proxy(client: docker.DockerClient, spec: BuildSpec, volume: str, labels: dict[str, str]) -> str:
     """The egress proxy: on the default bridge, serving the Unix socket on the shared volume."""
     api = client.api
-    cid = api.create_container(
+    cid: str = api.create_container(
         spec.base, command=["python3", "-I", "-c", _proxy_source(), "serve", SOCKET, *spec.allow_hosts],
         name=f"fixbot-egress-{uuid.uuid4().hex[:12]}", labels=labels, user="0:0",
         environment={"PATH": "/usr/local/bin:/usr/bin:/bin"},
@@ -165,7 +166,7 @@ def _start_proxy(client: docker.DockerClient, spec: BuildSpec, volume: str, labe
 def _create_box(client: docker.DockerClient, spec: BuildSpec, volume: str, labels: dict[str, str]) -> str:
     """The build container: root (pip installs into the image), no network; its init forwards the proxy port."""
     api = client.api
-    cid = api.create_container(
+    cid: str = api.create_container(
         spec.base, command=["python3", "-I", "-c", _proxy_source(), "forward", str(PROXY_PORT), SOCKET],
         name=f"fixbot-build-{uuid.uuid4().hex[:12]}", labels=labels, user="0:0", hostname="build",
         environment={"PATH": "/usr/local/bin:/usr/bin:/bin"},

@@ -4,6 +4,7 @@ from __future__ import annotations
 import socket
 import struct
 import time
+from typing import cast
 
 STDERR = 2
 MAX_ANSWER_BYTES = 256 * 1024 * 1024  # answers are bounded by the output caps; this stops a runaway stream
@@ -22,7 +23,8 @@ class Channel:
     def __init__(self, handle: object):
         self._handle = handle
         # docker-py hands back a SocketIO wrapper on unix sockets; the real socket is needed for timeouts.
-        self._sock: socket.socket = getattr(handle, "_sock", handle)  # type: ignore[assignment]
+        # cast: the docker SDK is untyped, so its handle is only known as `object` here.
+        self._sock = cast(socket.socket, getattr(handle, "_sock", handle))
         self._stdout = bytearray()
         self.stderr = bytearray()
 
@@ -35,7 +37,7 @@ class Channel:
             self._sock.settimeout(remaining)
             try:
                 data = self._sock.recv(min(n - got, 1 << 20))
-            except socket.timeout as exc:
+            except TimeoutError as exc:
                 raise ChannelTimeout("no answer before the deadline") from exc
             except OSError as exc:
                 raise ChannelClosed(str(exc)) from exc
@@ -50,7 +52,7 @@ class Channel:
         try:
             self._sock.settimeout(max(1.0, deadline_s))
             self._sock.sendall(data)
-        except socket.timeout as exc:
+        except TimeoutError as exc:
             raise ChannelTimeout("the sandbox did not take its input before the deadline") from exc
         except OSError as exc:
             raise ChannelClosed(str(exc)) from exc

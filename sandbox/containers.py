@@ -5,6 +5,7 @@ import os
 import socket
 import uuid
 from dataclasses import dataclass
+from typing import Any
 
 import docker
 from docker.errors import APIError, DockerException, ImageNotFound, NotFound
@@ -45,8 +46,8 @@ class Worker:
     channel: Channel
 
 
-def _host_config(client: docker.DockerClient, limits: Limits) -> dict:
-    return client.api.create_host_config(
+def _host_config(client: docker.DockerClient, limits: Limits) -> dict[str, Any]:
+    config: dict[str, Any] = client.api.create_host_config(
         auto_remove=True,
         network_mode="none",
         cap_drop=["ALL"],
@@ -59,6 +60,7 @@ def _host_config(client: docker.DockerClient, limits: Limits) -> dict:
         nano_cpus=int(limits.cpus * 1e9),
         ulimits=[docker.types.Ulimit(name="nofile", soft=1024, hard=1024)],
     )
+    return config
 
 
 def create(client: docker.DockerClient, image: str, limits: Limits, session: str) -> Worker:

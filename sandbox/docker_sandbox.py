@@ -6,8 +6,8 @@ import queue
 import threading
 import uuid
 import weakref
+from collections.abc import Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Mapping, Sequence
 
 import docker
 
@@ -112,7 +112,7 @@ class DockerSandbox:
         self._closed = True
         self._finalizer()
 
-    def __enter__(self) -> "DockerSandbox":
+    def __enter__(self) -> DockerSandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -8,10 +8,10 @@ import json
 import os
 import tarfile
 import tempfile
+from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Callable
 
 import docker
 from docker.errors import APIError, BuildError, ImageNotFound

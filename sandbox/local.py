@@ -7,7 +7,7 @@ import os
 import subprocess
 import sys
 import tempfile
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from .types import FileContent, Job, Limits, RunResult
 from .wire import decode_results, encode_request, lost_result, runner_source
@@ -44,7 +44,7 @@ class LocalSandbox:
     def close(self) -> None:
         pass
 
-    def __enter__(self) -> "LocalSandbox":
+    def __enter__(self) -> LocalSandbox:
         return self
 
     def __exit__(self, *exc: object) -> None:

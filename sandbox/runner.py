@@ -11,6 +11,8 @@ auto-remove deletes the container, even if the host was killed.
 Why a resident runner instead of `docker exec` per run: an exec costs ~100 ms here, files cannot go in with
 put_archive (tmpfs, read-only root), and one request can run a whole batch of candidates in parallel.
 """
+from __future__ import annotations
+
 import ctypes
 import io
 import json
@@ -24,7 +26,9 @@ import tarfile
 import tempfile
 import threading
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from typing import IO, TypedDict
 
 CHUNK = 65536
 WRITABLE = ("/work", "/dev/shm")
@@ -35,17 +39,63 @@ OOM_COUNTERS = (
 RLIMITS = {"as_mb": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC, "cpu_s": resource.RLIMIT_CPU}
 
 
+# The request and answer records (sandbox/wire.py writes and reads them). A base class holds the keys that are
+# always there, as Required/NotRequired are 3.11+.
+class _JobBase(TypedDict):
+    command: list[str]
+    timeout: float
+
+
+class JobSpec(_JobBase, total=False):
+    env: dict[str, str]
+    collect: list[str]
+
+
+class _OptionsBase(TypedDict):
+    output_bytes: int
+    env: dict[str, str]
+
+
+class Options(_OptionsBase, total=False):
+    collect_bytes: int
+    parallel: int
+    in_container: bool
+    root: str | None
+    oom_first: bool
+    rlimits: dict[str, int]  # keys of RLIMITS
+
+
+class Header(TypedDict):
+    tar_size: int
+    jobs: list[JobSpec]
+    options: Options
+
+
+class _ResultBase(TypedDict):
+    exit_code: int
+    stdout: str
+    stderr: str
+    duration_s: float
+    timed_out: bool
+    oom_killed: bool
+    truncated: bool
+
+
+class Result(_ResultBase, total=False):
+    files: dict[str, str]
+
+
 class CappedBuffer:
     """Keeps the head and the tail of a stream (the end of a test log matters most), at most `cap` bytes."""
 
-    def __init__(self, cap):
+    def __init__(self, cap: int) -> None:
         self.head_cap = cap // 2
         self.tail_cap = cap - self.head_cap
         self.head = bytearray()
         self.tail = bytearray()
         self.total = 0
 
-    def feed(self, data):
+    def feed(self, data: bytes) -> None:
         self.total += len(data)
         room = self.head_cap - len(self.head)
         if room > 0:
@@ -57,10 +107,10 @@ class CappedBuffer:
                 del self.tail[: len(self.tail) - self.tail_cap]
 
     @property
-    def dropped(self):
+    def dropped(self) -> int:
         return self.total - len(self.head) - len(self.tail)
 
-    def text(self):
+    def text(self) -> str:
         head = bytes(self.head).decode("utf-8", "backslashreplace")
         tail = bytes(self.tail).decode("utf-8", "backslashreplace")
         if not self.dropped:
@@ -68,7 +118,7 @@ class CappedBuffer:
         return "%s\n[... fixbot sandbox: %d bytes of output dropped ...]\n%s" % (head, self.dropped, tail)
 
 
-def _drain(fd, buf):
+def _drain(fd: int, buf: CappedBuffer) -> None:
     try:
         while True:
             data = os.read(fd, CHUNK)
@@ -81,7 +131,7 @@ def _drain(fd, buf):
         os.close(fd)
 
 
-def _oom_kills():
+def _oom_kills() -> int | None:
     for path, key in OOM_COUNTERS:
         try:
             with open(path) as f:
@@ -94,7 +144,7 @@ def _oom_kills():
     return None
 
 
-def _harden(pid, options):
+def _harden(pid: int, options: Options) -> None:
     """Applied from the parent right after spawn: preexec_fn is unsafe with threads."""
     if options.get("oom_first"):
         try:  # the OOM killer then picks the job, never the runner
@@ -112,14 +162,14 @@ def _harden(pid, options):
                 pass
 
 
-def _killpg(pid):
+def _killpg(pid: int) -> None:
     try:
         os.killpg(pid, signal.SIGKILL)
     except OSError:
         pass
 
 
-def run_job(job, workdir, env, options):
+def run_job(job: JobSpec, workdir: str, env: dict[str, str], options: Options) -> Result:
     cap = options["output_bytes"]
     tmp = os.path.join(workdir, ".tmp")
     os.makedirs(tmp, exist_ok=True)
@@ -141,6 +191,7 @@ def run_job(job, workdir, env, options):
     _harden(proc.pid, options)
     readers = []
     for pipe, buf in ((proc.stdout, out), (proc.stderr, err)):
+        assert pipe is not None  # both are PIPE
         fd = os.dup(pipe.fileno())
         pipe.close()
         reader = threading.Thread(target=_drain, args=(fd, buf), daemon=True)
@@ -165,11 +216,11 @@ def run_job(job, workdir, env, options):
             "files": collect(workdir, job.get("collect", ()), options.get("collect_bytes", 0))}
 
 
-def collect(workdir, names, cap):
+def collect(workdir: str, names: Iterable[str], cap: int) -> dict[str, str]:
     """The requested files the job left in its work dir, as text. A symlink out of the work dir, a FIFO or
     a file over `cap` bytes is left out (the host sees it missing), never followed or cut."""
     root = os.path.realpath(workdir)
-    files = {}
+    files: dict[str, str] = {}
     for name in names:
         path = os.path.realpath(os.path.join(workdir, name))
         if not path.startswith(root + os.sep) or not os.path.isfile(path):
@@ -184,13 +235,13 @@ def collect(workdir, names, cap):
     return files
 
 
-def _check_member(member):
+def _check_member(member: tarfile.TarInfo) -> None:
     name = member.name
     if name.startswith("/") or ".." in name.split("/") or not (member.isfile() or member.isdir()):
         raise ValueError("refusing tar member %r" % name)
 
 
-def extract(stream, root, n_jobs):
+def extract(stream: IO[bytes], root: str, n_jobs: int) -> None:
     for i in range(n_jobs):
         os.makedirs(os.path.join(root, str(i)), exist_ok=True)
     with tarfile.open(fileobj=stream, mode="r|") as tar:
@@ -199,7 +250,7 @@ def extract(stream, root, n_jobs):
             tar.extract(member, root, set_attrs=member.isfile())
 
 
-def sweep():
+def sweep() -> None:
     """After a request: kill every other process of the container, then reap them (we are PID 1)."""
     me = os.getpid()
     for name in os.listdir("/proc"):
@@ -218,7 +269,7 @@ def sweep():
             time.sleep(0.005)
 
 
-def _clear_dir(path):
+def _clear_dir(path: str) -> None:
     try:
         for name in os.listdir(path):
             full = os.path.join(path, name)
@@ -227,7 +278,7 @@ def _clear_dir(path):
         pass
 
 
-def _not_dumpable():
+def _not_dumpable() -> None:
     """Jobs run as our uid; without this they could open /proc/<runner>/fd/1 and forge answers."""
     try:
         ctypes.CDLL(None, use_errno=True).prctl(4, 0, 0, 0, 0)  # PR_SET_DUMPABLE = 4
@@ -235,7 +286,7 @@ def _not_dumpable():
         pass
 
 
-def handle(header, payload):
+def handle(header: Header, payload: bytes) -> list[Result]:
     options = header["options"]
     jobs = header["jobs"]
     in_container = options.get("in_container", False)
@@ -257,14 +308,15 @@ def handle(header, payload):
                 _clear_dir(path)
 
 
-def serve(stdin, stdout):
+def serve(stdin: IO[bytes], stdout: IO[bytes]) -> None:
     _not_dumpable()
     while True:
         line = stdin.readline()
         if not line:
             return
-        header = json.loads(line)
+        header: Header = json.loads(line)
         payload = stdin.read(header["tar_size"])
+        answer: dict[str, object]
         try:
             answer = {"results": handle(header, payload)}
         except Exception as exc:  # a bad request must not end a warm container

@@ -1,10 +1,11 @@
 """Typed records and the protocol every sandbox implements."""
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Mapping, Protocol, Sequence, Union
+from typing import Protocol, Self
 
-FileContent = Union[str, bytes]
+FileContent = str | bytes
 
 
 @dataclass(frozen=True)
@@ -55,3 +56,7 @@ class Sandbox(Protocol):
     def run_batch(self, jobs: Sequence[Job]) -> list[RunResult]: ...
 
     def close(self) -> None: ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(self, *exc: object) -> None: ...  # closes it

@@ -7,9 +7,10 @@ import json
 import math
 import re
 import tarfile
+from collections.abc import Sequence
 from importlib import resources
 from pathlib import PurePosixPath
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import BadJob, SandboxError
 from .types import Job, Limits, RunResult

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 import os
-import sys
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -11,6 +11,14 @@ import pytest
 REPO = Path(__file__).resolve().parents[1]
 SHARED_DATA = REPO.parent / "shared" / "data"
 FIXBOT = [sys.executable, "-m", "bot.cli.main"]
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that reaches the Docker engine through a fixture is a `docker` test; modules that reach it
+    otherwise (a fixbot subprocess, a sandbox built in the test) say so with `pytestmark`."""
+    for item in items:
+        if "docker_client" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.docker)
 
 
 @pytest.fixture(scope="session")

@@ -6,10 +6,11 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from email.message import Message
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 from urllib.parse import parse_qsl, quote, unquote, urlsplit
 
 from openapi_core import OpenAPI

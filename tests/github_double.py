@@ -20,9 +20,10 @@ import re
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator
+from typing import Any
 from urllib.parse import parse_qsl, urlsplit
 
 import pytest
@@ -221,7 +222,8 @@ class GitHubDouble(Routes):
                 {"message": "API rate limit exceeded for installation ID 1.", "documentation_url": DOCS}
         if fault.kind == "retry_after":
             return 429, {"Retry-After": "1"}, {"message": "You have exceeded a secondary rate limit. Please wait a "
-                                                          "few minutes before you try again.", "documentation_url": DOCS}
+                                                          "few minutes before you try again.",
+                                               "documentation_url": DOCS}
         if fault.kind == "bad_gateway":
             return 502, {}, {"message": "Server Error"}
         if fault.kind == "forbidden":  # a token without the permission: not retryable

@@ -7,8 +7,9 @@ import hashlib
 import json
 import re
 import time
+from collections.abc import Callable, Iterator
 from http.server import BaseHTTPRequestHandler
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any
 from urllib.parse import quote, urlencode
 
 if TYPE_CHECKING:
@@ -73,10 +74,12 @@ class Routes:
     def _commit_payload(self, repo: Repo, sha: str) -> dict:
         u, html = f"{self.base_url}/repos/{repo.full_name}", f"https://github.com/{repo.full_name}"
         c = self.commits[sha]
-        return {"sha": sha, "node_id": f"C_{sha[:12]}", "url": f"{u}/git/commits/{sha}", "html_url": f"{html}/commit/{sha}",
+        return {"sha": sha, "node_id": f"C_{sha[:12]}", "url": f"{u}/git/commits/{sha}",
+                "html_url": f"{html}/commit/{sha}",
                 "author": c["author"], "committer": c["author"], "message": c["message"],
                 "tree": {"sha": c["tree"], "url": f"{u}/git/trees/{c['tree']}"},
-                "parents": [{"sha": p, "url": f"{u}/git/commits/{p}", "html_url": f"{html}/commit/{p}"} for p in c["parents"]],
+                "parents": [{"sha": p, "url": f"{u}/git/commits/{p}", "html_url": f"{html}/commit/{p}"}
+                            for p in c["parents"]],
                 "verification": {"verified": False, "reason": "unsigned", "signature": None, "payload": None,
                                  "verified_at": None}}
 
@@ -100,11 +103,13 @@ class Routes:
             return {"label": f"{repo.owner}:{branch}", "ref": branch, "sha": sha, "user": self._user(repo.owner),
                     "repo": self._repo_payload(repo, "repository")}
 
-        links = {"self": f"{u}/pulls/{n}", "html": html, "issue": f"{u}/issues/{n}", "comments": f"{u}/issues/{n}/comments",
+        links = {"self": f"{u}/pulls/{n}", "html": html, "issue": f"{u}/issues/{n}",
+                 "comments": f"{u}/issues/{n}/comments",
                  "review_comments": f"{u}/pulls/{n}/comments", "review_comment": f"{u}/pulls/comments{{/number}}",
                  "commits": f"{u}/pulls/{n}/commits", "statuses": f"{u}/statuses/{pull['head_sha']}"}
         payload = {
-            "url": links["self"], "id": pull["id"], "node_id": f"PR_{pull['id']}", "html_url": html, "diff_url": f"{html}.diff",
+            "url": links["self"], "id": pull["id"], "node_id": f"PR_{pull['id']}", "html_url": html,
+            "diff_url": f"{html}.diff",
             "patch_url": f"{html}.patch", "issue_url": links["issue"], "commits_url": links["commits"],
             "review_comments_url": links["review_comments"], "review_comment_url": links["review_comment"],
             "comments_url": links["comments"], "statuses_url": links["statuses"], "number": n, "state": pull["state"],
@@ -144,10 +149,13 @@ class Routes:
             "check_suite_url": f"{u}/check-suites/1", "artifacts_url": f"{u}/actions/runs/{run_id}/artifacts",
             "cancel_url": f"{u}/actions/runs/{run_id}/cancel", "rerun_url": f"{u}/actions/runs/{run_id}/rerun",
             "workflow_url": f"{u}/actions/workflows/161335",
-            "head_commit": {"id": run["head_sha"], "tree_id": self.commits.get(run["head_sha"], {}).get("tree", "0" * 40),
-                            "message": "a commit", "timestamp": NOW, "author": {"name": "Octo Cat", "email": "octocat@example.com"},
+            "head_commit": {"id": run["head_sha"],
+                            "tree_id": self.commits.get(run["head_sha"], {}).get("tree", "0" * 40),
+                            "message": "a commit", "timestamp": NOW,
+                            "author": {"name": "Octo Cat", "email": "octocat@example.com"},
                             "committer": {"name": "Octo Cat", "email": "octocat@example.com"}},
-            "repository": self._repo_payload(repo, "minimal"), "head_repository": self._repo_payload(head_repo, "minimal")}
+            "repository": self._repo_payload(repo, "minimal"),
+            "head_repository": self._repo_payload(head_repo, "minimal")}
 
     def _job_payload(self, repo: Repo, job_id: int) -> dict:
         job, u = repo.jobs[job_id], f"{self.base_url}/repos/{repo.full_name}"
@@ -269,7 +277,8 @@ class Routes:
             return _invalid("Validation Failed", {"resource": "PullRequest", "field": "head", "code": "invalid"})
         if body.get("draft") and not repo.drafts:
             return _invalid("Validation Failed", {"resource": "PullRequest", "code": "custom",
-                                                  "message": "Draft pull requests are not supported in this repository."})
+                                                  "message": "Draft pull requests are not supported in this "
+                                                             "repository."})
         if any(p["head"] == head and p["base"] == body["base"] and p["state"] == "open" for p in repo.pulls):
             return _invalid("Validation Failed", {"resource": "PullRequest", "code": "custom",
                                                   "message": f"A pull request already exists for {repo.owner}:{head}."})

@@ -27,6 +27,15 @@ def test_workflow_run_acts_only_on_failure_of_this_repository():
     assert plan("workflow_run", workflow_run(head="mallory/shop"), ENV, allow_forks=True).act
 
 
+def test_a_failed_workflow_run_without_its_id_is_a_bad_event():
+    event = workflow_run()
+    del event["workflow_run"]["id"]
+    with pytest.raises(BadEvent, match="no run id"):
+        plan("workflow_run", event, ENV)
+    event["workflow_run"]["conclusion"] = "success"  # nothing to act on: no id needed
+    assert not plan("workflow_run", event, ENV).act
+
+
 def test_dispatch_needs_a_run_id():
     assert plan("workflow_dispatch", {"inputs": {"run-id": "99"}}, ENV).run_id == 99
     assert plan("workflow_dispatch", {}, ENV, run_id_input="12").run_id == 12

@@ -7,8 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.agent.code import (changed_lines, code_hash, extract_function, faithful, function_source,
-                            signature_problem, splice, split_docstring, target_kind)
+from bot.agent.code import (
+    changed_lines,
+    code_hash,
+    extract_function,
+    faithful,
+    function_source,
+    signature_problem,
+    splice,
+    split_docstring,
+    target_kind,
+)
 
 ORIGINAL = '''def mean(xs, start=0):
     """Mean of xs.
@@ -25,10 +34,12 @@ ORIGINAL = '''def mean(xs, start=0):
 
 @pytest.mark.parametrize("answer", [
     "```python\ndef mean(xs, start=0):\n    total = sum(xs) + start\n    return total / len(xs)\n```",
-    "Sure! The fix:\n```py\ndef mean(xs, start=0):\n    total = sum(xs) + start\n    return total / len(xs)\n```\nThis works.",
+    "Sure! The fix:\n```py\ndef mean(xs, start=0):\n    total = sum(xs) + start\n    return total / len(xs)\n"
+    "```\nThis works.",
     "def mean(xs, start=0):\n    total = sum(xs) + start\n    return total / len(xs)\n",
     "```\n    def mean(xs, start=0):\n        total = sum(xs) + start\n        return total / len(xs)\n```",
-    "```python\nimport math\n\ndef helper():\n    pass\n\ndef mean(xs, start=0):\n    total = sum(xs) + start\n    return total / len(xs)\n\nprint(mean([1]))\n```",
+    "```python\nimport math\n\ndef helper():\n    pass\n\n"
+    "def mean(xs, start=0):\n    total = sum(xs) + start\n    return total / len(xs)\n\nprint(mean([1]))\n```",
 ])
 def test_extraction_forms(answer):
     got = extract_function(answer, "mean", ORIGINAL)
@@ -85,7 +96,8 @@ def test_faithful_falls_back_when_merging_would_change_the_program():
 @settings(max_examples=60, deadline=None)
 @given(st.sampled_from(["+", "-", "*", "//"]), st.integers(0, 5), st.sampled_from(["    ", "  ", "\t"]))
 def test_faithful_never_changes_behaviour(op, const, indent):
-    candidate = f"def mean(xs, start=0):\n{indent}total = sum(xs) {op} start\n{indent}return total / (len(xs) + {const})\n"
+    candidate = (f"def mean(xs, start=0):\n{indent}total = sum(xs) {op} start\n"
+                 f"{indent}return total / (len(xs) + {const})\n")
     merged = faithful(candidate, ORIGINAL)
     assert code_hash(merged) == code_hash(candidate)
 
@@ -96,7 +108,8 @@ def test_changed_lines_counts_regions():
 
 
 def test_splice_keeps_every_other_byte():
-    module = "import os\n\n\nclass K:\n    def mean(self, xs):\n        return 0\n\n    def other(self):\n        return 1\n# end\n"
+    module = ("import os\n\n\nclass K:\n    def mean(self, xs):\n        return 0\n\n"
+              "    def other(self):\n        return 1\n# end\n")
     new = splice(module, "mean", "def mean(self, xs):\n    return sum(xs)\n")
     assert new == module.replace("        return 0\n", "        return sum(xs)\n")
     assert function_source(new, "mean") == "def mean(self, xs):\n    return sum(xs)\n"

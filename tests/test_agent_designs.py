@@ -77,7 +77,8 @@ def test_a_plan_whose_second_edit_does_not_apply_either_goes_back_to_thought():
     assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "syntax"),
                                                               ("patch", "passed")]
     replan = llm.calls[3][-1].content
-    assert llm.calls[3][0].content.startswith("You find and fix the bug") and "could not be turned into an edit" in replan
+    assert (llm.calls[3][0].content.startswith("You find and fix the bug")
+            and "could not be turned into an edit" in replan)
     assert len(llm.calls[3]) == 2, "a new plan starts a new conversation"
     assert "does not parse" in replan and len(harness.checked) == 1
 
@@ -139,7 +140,8 @@ def test_a_run_tests_call_that_passes_ends_the_loop():
 
 
 def test_a_failing_run_is_answered_as_the_tools_result():
-    result, llm, _ = run("tool-call", [tool("def add(a, b):\n    return a * b"), tool("def add(a, b):\n    return a + b")])
+    result, llm, _ = run("tool-call", [tool("def add(a, b):\n    return a * b"),
+                                       tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["failed", "passed"]
     assistant, answer = llm.calls[1][-2:]
     assert assistant.role == "assistant" and assistant.tool_calls[0].name == "run_tests"
@@ -169,7 +171,8 @@ def test_code_sent_without_its_line_breaks_or_with_a_stray_brace_is_read_as_mean
     assert "    if a:\n        return a + b\n    return b" in result.attempts[0].code
     result, _, _ = run("tool-call", [tool("def add(a, b):\n    return a + b}")])
     assert [a.outcome for a in result.attempts] == ["passed"]
-    result, llm, _ = run("tool-call", [tool("def add(a, b):    return a +  b  )"), tool("def add(a, b):\n    return a + b")])
+    result, llm, _ = run("tool-call", [tool("def add(a, b):    return a +  b  )"),
+                                       tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"]  # no reading parses: the plain error
     assert "line 1" in llm.calls[1][-1].content
 
@@ -221,7 +224,8 @@ def test_a_model_without_tools_is_a_clear_error():
 
 # -- shared -----------------------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("agent, answers", [("reflect", [FIXED]), ("thought-patch", [PLAN, edit(3, "    return a + b")]),
+@pytest.mark.parametrize("agent, answers", [("reflect", [FIXED]),
+                                            ("thought-patch", [PLAN, edit(3, "    return a + b")]),
                                             ("tool-call", [tool("def add(a, b):\n    return a + b")])])
 def test_few_shot_examples_join_every_designs_system_prompt_only_when_asked(agent, answers):
     for few_shot in (False, True):
@@ -254,7 +258,8 @@ def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
     plan_schema, patch_schema = llm.schemas  # the plan is prose; the patch's lines are those of the view:
     replace, insert, delete = patch_schema["properties"]["edits"]["items"]["anyOf"]  # def, comment, return
     lines = ["# keep this comment", "return a - b"]  # named by their text, without indentation
-    assert plan_schema is None and replace["properties"]["line"]["enum"] == lines == delete["properties"]["line"]["enum"]
+    assert (plan_schema is None
+            and replace["properties"]["line"]["enum"] == lines == delete["properties"]["line"]["enum"])
     assert insert["properties"]["after"]["enum"] == ["def add(a, b):", *lines]  # inserting after the def line is fine
 
 

@@ -8,8 +8,15 @@ import json
 import pytest
 
 from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, prompts, repair
-from bot.agent.code import changed_lines, code_hash, extract_function, faithful, signature_problem, split_docstring
-from bot.agent.code import target_kind
+from bot.agent.code import (
+    changed_lines,
+    code_hash,
+    extract_function,
+    faithful,
+    signature_problem,
+    split_docstring,
+    target_kind,
+)
 from bot.agent.mutate import mutants
 from bot.agent.parts import function_names, function_parts, join_parts
 from bot.agent.search import SearchOptions
@@ -30,7 +37,8 @@ def ratio(a, b):
 '''
 PAIR = join_parts([CALLER, HELPER])
 FIXED = PAIR.replace("ratio(whole, part)", "ratio(part, whole)").replace("a // b", "a / b")
-CALLER_ANSWER = "```python\ndef percent(part, whole, digits=1):\n    return round(ratio(part, whole) * 100, digits)\n```"
+CALLER_ANSWER = ("```python\ndef percent(part, whole, digits=1):\n"
+                 "    return round(ratio(part, whole) * 100, digits)\n```")
 HELPER_ANSWER = "```python\ndef ratio(a, b):\n    if b == 0:\n        return 0.0\n    return a / b\n```"
 NAME = "percent, ratio"
 
@@ -165,7 +173,8 @@ def test_the_other_designs_repair_a_pair_too():
                                   {"op": "replace", "start": 9, "end": 9, "code": "    return a / b"}]})
     call = {"tool_call": {"name": "run_tests", "arguments": {
         "explanation": "swapped arguments, floor division",
-        "code": CALLER_ANSWER.strip("`").removeprefix("python\n") + "\n" + HELPER_ANSWER.strip("`").removeprefix("python\n")}}}
+        "code": (CALLER_ANSWER.strip("`").removeprefix("python\n") + "\n"
+                 + HELPER_ANSWER.strip("`").removeprefix("python\n"))}}}
     for agent, answers in (("thought-patch", ["Line 2 swaps the arguments and line 9 floors.", edits]),
                            ("tool-call", [call])):
         llm, harness = ScriptedLLM(answers), PercentHarness()

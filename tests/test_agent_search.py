@@ -4,7 +4,6 @@ from __future__ import annotations
 import json
 import time
 
-
 from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, repair
 from bot.agent.search import SearchOptions, hot_lines, search
 from bot.llm import ScriptedLLM

@@ -14,8 +14,18 @@ from bot.fix.types import CodeTarget
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))  # the benches are scripts that import each other from bench/
 
-from ci_e2e_parts import (FIX_GROUP, LOG_READ_GROUP, PUBLISH_GROUP, REPRODUCE_RUNS, VERIFY_RUNS,  # noqa: E402
-                          environment_note, group_spans, markdown_section, parse_parts, update_results_md)
+from ci_e2e_parts import (  # noqa: E402
+    FIX_GROUP,
+    LOG_READ_GROUP,
+    PUBLISH_GROUP,
+    REPRODUCE_RUNS,
+    VERIFY_RUNS,
+    environment_note,
+    group_spans,
+    markdown_section,
+    parse_parts,
+    update_results_md,
+)
 
 TARGET = CodeTarget("gradebook.py", "letter_grade", 10, 20, 1.0)
 
@@ -86,8 +96,8 @@ def result(parts: dict, key: str = "abc1234 examples/one-module") -> dict:
     return {"key": key, "example": "examples/one-module", "date": "2026-11-25", "commit": "abc1234",
             "image": "fixbot-action:0123456789ab", "image_gb": 1.37, "command": ".venv/bin/python bench/ci_e2e.py",
             "speed_line": "model speed here: 70 prompt / 24.0 generated tok/s per process (2 thread(s) each, 1 "
-                          "worker(s))", "status": "fixed", "pull": 1, "target_s": 300.0, "environment": "built", "model_calls": 2,
-            "parts": parts}
+                          "worker(s))", "status": "fixed", "pull": 1, "target_s": 300.0, "environment": "built",
+            "model_calls": 2, "parts": parts}
 
 
 def test_results_md_section_is_replaced_on_a_rerun_and_appended_otherwise(tmp_path):
@@ -100,7 +110,8 @@ def test_results_md_section_is_replaced_on_a_rerun_and_appended_otherwise(tmp_pa
     path.write_text("# Benchmark results\n\nsomething measured before\n")
     update_results_md(path, "abc1234 examples/one-module", section)
     update_results_md(path, "abc1234 examples/one-module", section.replace("130 s", "131 s"))
-    update_results_md(path, "def5678 examples/one-module", markdown_section(result(parts, "def5678 examples/one-module")))
+    update_results_md(path, "def5678 examples/one-module",
+                      markdown_section(result(parts, "def5678 examples/one-module")))
     text = path.read_text()
     assert text.startswith("# Benchmark results\n\nsomething measured before\n")
     assert text.count("<!-- ci_e2e: abc1234 examples/one-module -->") == 1 and "131 s" in text and "130 s" in text

@@ -275,6 +275,7 @@ def test_a_resume_with_another_configuration_is_refused(tmp_path, capsys):
 
 # --- the bench loop: fixbot as a subprocess, resumption, SIGTERM ----------------------------------------------
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_the_bench_runs_fixbot_records_each_bug_skips_it_next_time_and_stops_cleanly(two_tags, tmp_path):
     """The whole loop on a small project of two tags, with a scripted model that answers the developers' fix."""
     bundles, bug = two_tags
@@ -404,8 +405,9 @@ def test_reproduced_counts_a_module_that_does_not_import_and_tolerates_more_test
 
 def test_a_set_up_that_fails_is_recorded_on_one_line_with_the_python_chosen(two_tags, tmp_path, docker_client,
                                                                           sandbox_image):
-    from bot.fix.environment import EnvRequest
     from realbugs_setup import reproduce_bug
+
+    from bot.fix.environment import EnvRequest
 
     bundles, bug = two_tags
     r = reproduce_bug(bug, bundles, tmp_path / "where", client=docker_client,

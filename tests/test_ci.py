@@ -20,7 +20,8 @@ from .fix_examples import EXAMPLES, FIXES
 pytestmark = pytest.mark.timeout(900)
 TEST_ID = "tests/test_gradebook.py::test_letter_grade_at_band_boundaries"
 LOG = ("2026-11-21T10:00:00.0000000Z ##[group]Run python -m pytest\n"
-       f"2026-11-21T10:00:02.0000000Z \x1b[31mFAILED\x1b[0m {TEST_ID} - AssertionError: assert ['B', 'B'] == ['A', 'B']\n"
+       f"2026-11-21T10:00:02.0000000Z \x1b[31mFAILED\x1b[0m {TEST_ID} - "
+       "AssertionError: assert ['B', 'B'] == ['A', 'B']\n"
        "2026-11-21T10:00:02.0000000Z \x1b[31m========= 1 failed, 4 passed in 0.11s =========\x1b[0m\n")
 
 
@@ -78,7 +79,8 @@ def assert_one_fix_pr(d: GitHubDouble, world: dict) -> dict:
     before, after = d.files(world["head"]), d.files(commit)
     changed = [p for p in after if after[p] != before.get(p)]
     assert changed == ["gradebook.py"]
-    diff = [(a, b) for a, b in zip(before["gradebook.py"].decode().splitlines(), after["gradebook.py"].decode().splitlines())
+    diff = [(a, b) for a, b in zip(before["gradebook.py"].decode().splitlines(),
+                                   after["gradebook.py"].decode().splitlines())
             if a != b]
     assert diff == [("    if score > 90:", "    if score >= 90:")]
     assert d.repo.issue_labels[pull["number"]] == ["fixbot"]
@@ -86,6 +88,7 @@ def assert_one_fix_pr(d: GitHubDouble, world: dict) -> dict:
     return pull
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_ci_turns_a_failed_run_into_one_pull_request(github_double, tmp_path):
     d = github_double
     world = failed_run_world(d, tmp_path, model=scripted_model(tmp_path))
@@ -122,6 +125,7 @@ def test_ci_skips_a_successful_run_and_a_forks_run(github_double, tmp_path):
     assert proc.returncode == 0 and "allow-forks" in proc.stdout and d.writes() == []
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_ci_dry_run_publishes_nothing_and_a_bad_config_names_the_key(github_double, tmp_path):
     d = github_double
     world = failed_run_world(d, tmp_path, model=scripted_model(tmp_path))
@@ -197,8 +201,8 @@ def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
 def test_the_failing_jobs_python_reaches_the_environment(tmp_path):
     from bot.cli.ci_cmd import _env_request, _job_pythons
     from bot.config import Config
-    from bot.github.types import JobInfo
     from bot.github.client import _workflow_file
+    from bot.github.types import JobInfo
 
     # in the failing job itself: actions/setup-python leaves pythonLocation in the job's environment
     assert _job_pythons({"pythonLocation": "/opt/hostedtoolcache/Python/3.9.18/x64"}, tmp_path, "", []) == ("3.9",)

@@ -146,7 +146,8 @@ def test_summary_curve_is_cumulative():
     rows = [result(0, True, 1), result(1, True, 3), result(2, False, 3), result(3, True, 2)]
     s = summarize(rows, {"model": "m", "protocol": "tests", "iterations": 3, "schedule": "rising", "data": "d"})
     assert s["pass_at_1_by_iteration"] == [0.25, 0.5, 0.75] and s["pass_at_1"] == 0.75
-    assert s["by_bug_type"] == {"a": {"n": 2, "passed": 2, "pass_at_1": 1.0}, "b": {"n": 2, "passed": 1, "pass_at_1": 0.5}}
+    assert s["by_bug_type"] == {"a": {"n": 2, "passed": 2, "pass_at_1": 1.0},
+                                "b": {"n": 2, "passed": 1, "pass_at_1": 0.5}}
     assert s["median_completion_tokens"] == 20 and s["model_calls"] == 9
 
 

@@ -13,7 +13,8 @@ SETTINGS = settings(max_examples=100, deadline=None, suppress_health_check=[Heal
 
 @pytest.fixture(scope="module")
 def real(tmp_path_factory) -> dict[str, str]:
-    project = write_project(tmp_path_factory.mktemp("props") / "calc", {"calc.py": CALC, "tests/test_calc.py": TEST_CALC})
+    project = write_project(tmp_path_factory.mktemp("props") / "calc",
+                            {"calc.py": CALC, "tests/test_calc.py": TEST_CALC})
     out = {
         "long": run_pytest(project, "--tb=long", "--junitxml=x1.xml", "-o", "junit_family=xunit1"),
         "short": run_pytest(project, "--tb=short", "--color=yes"),

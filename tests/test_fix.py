@@ -139,7 +139,8 @@ def test_green_and_flaky_suites_have_nothing_to_fix(tmp_path, docker_client, san
     green = tmp_path / "green"
     (green / "tests").mkdir(parents=True)
     (green / "calc.py").write_text("def add(a, b):\n    return a + b\n")
-    (green / "tests" / "test_calc.py").write_text("from calc import add\n\n\ndef test_add():\n    assert add(1, 2) == 3\n")
+    (green / "tests" / "test_calc.py").write_text("from calc import add\n\n\n"
+                                                  "def test_add():\n    assert add(1, 2) == 3\n")
     result, _ = fix_example(docker_client, sandbox_image, green, ByNameLLM({}))
     assert result.status == "nothing_to_fix" and result.exit_code == 3
     # fails in the first run only (that run measures coverage, the re-run does not): flaky, never "fixed"

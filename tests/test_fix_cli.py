@@ -85,6 +85,7 @@ def bad_repo(tmp_path: Path, kind: str) -> Path:
 @pytest.mark.parametrize("kind,expect", [("missing", "no such directory"), ("file", "not a directory"),
                                          ("no-python", "no Python files"), ("no-tests", "no test files"),
                                          ("large", "more than 1 MB"), ("bad-dependency", "fixbot-no-such-package-xyz")])
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_bad_input_is_one_line_and_exit_2(tmp_path, kind, expect):
     if kind == "missing":
         path = tmp_path / "nowhere"
@@ -99,6 +100,7 @@ def test_bad_input_is_one_line_and_exit_2(tmp_path, kind, expect):
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_a_test_command_that_is_not_pytest_or_that_pytest_refuses_is_exit_2(tmp_path):
     root = tmp_path / "one-module"
     shutil.copytree(EXAMPLES / "one-module", root)
@@ -108,6 +110,7 @@ def test_a_test_command_that_is_not_pytest_or_that_pytest_refuses_is_exit_2(tmp_
     assert proc.returncode == 2 and "--no-such-option" in one_line_error(proc)
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_fix_writes_outputs_and_apply_edits_only_the_buggy_function(tmp_path):
     root = tmp_path / "one-module"
     shutil.copytree(EXAMPLES / "one-module", root)
@@ -132,6 +135,7 @@ def test_fix_writes_outputs_and_apply_edits_only_the_buggy_function(tmp_path):
     assert not (out / "fix.patch").exists()
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_from_log_fixes_what_the_log_names_and_reports_what_does_not_reproduce(tmp_path):
     root = tmp_path / "one-module"
     shutil.copytree(EXAMPLES / "one-module", root)
@@ -154,6 +158,7 @@ def test_from_log_fixes_what_the_log_names_and_reports_what_does_not_reproduce(t
     assert proc.returncode == 2 and "nope.log" in one_line_error(proc)
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_a_model_failure_mid_run_keeps_the_report_and_exits_2(tmp_path):
     root = tmp_path / "one-module"
     shutil.copytree(EXAMPLES / "one-module", root)
@@ -167,6 +172,7 @@ def test_a_model_failure_mid_run_keeps_the_report_and_exits_2(tmp_path):
     assert len(report["repairs"][0]["attempts"]) == 1
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_the_search_fixes_a_one_edit_bug_with_no_model_call(tmp_path):
     root = tmp_path / "one-module"
     shutil.copytree(EXAMPLES / "one-module", root)

@@ -268,7 +268,8 @@ def test_a_build_never_reuses_another_project_s_image_with_the_same_lock(built):
     """Two projects without dependencies have the same (empty) lock; each setup.py writes its name outside
     site-packages. Each project's tests must run in an image only its own setup.py wrote to."""
     def project(name: str) -> Checkout:
-        setup = (f"import os\nfrom setuptools import setup\n{unique()}\nos.makedirs('/usr/local/share', exist_ok=True)\n"
+        setup = (f"import os\nfrom setuptools import setup\n{unique()}\n"
+                 "os.makedirs('/usr/local/share', exist_ok=True)\n"
                  f"open('/usr/local/share/fixbot-who-built', 'w').write({name!r})\n"
                  f"setup(name={name!r}, version='0.1', py_modules=[{name!r}])\n")
         return checkout({"setup.py": setup, f"{name}.py": ""})
@@ -346,6 +347,7 @@ def test_fixbot_env_shows_the_plan_then_builds_and_reuses(tmp_path, docker_clien
         docker_client.images.remove(image, force=True)
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_fixbot_env_bad_input_is_exit_2_with_pips_reason(tmp_path):
     from .conftest import run_fixbot
 

@@ -130,6 +130,6 @@ def test_a_long_function_is_repaired_through_its_excerpt(tmp_path, docker_client
     assert result.status == "fixed", result.message
     assert llm.shown and all(len(code.splitlines()) <= MAX_EXCERPT_LINES + 1 for code in llm.shown)
     assert 'stats["over_0"]' not in llm.shown[0]  # the top of the function, far from the failure, is not shown
-    removed = [l for l in result.diff.splitlines() if l.startswith("-") and not l.startswith("---")]
-    added = [l for l in result.diff.splitlines() if l.startswith("+") and not l.startswith("+++")]
+    removed = [line for line in result.diff.splitlines() if line.startswith("-") and not line.startswith("---")]
+    added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert removed == ["-" + BUGGY_LINE.rstrip("\n")] and added == ["+" + FIXED_LINE.rstrip("\n")]

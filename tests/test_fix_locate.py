@@ -656,7 +656,8 @@ def test_test_folders(roots, folders):
 
 
 def test_the_feedback_leaves_out_the_test_lines_the_prompt_shows():
-    shown = "def test_join(self):\n    self.assertEqual(join('a', 'b'), 'a/b')\n    self.assertEqual(join('', 'b'), 'b')\n"
+    shown = ("def test_join(self):\n    self.assertEqual(join('a', 'b'), 'a/b')\n"
+             "    self.assertEqual(join('', 'b'), 'b')\n")
     feedback = ("    def test_join(self):\n        self.assertEqual(join('a', 'b'), 'a/b')\n"
                 ">       self.assertEqual(join('', 'b'), 'b')\nE       AssertionError: '/b' != 'b'\n"
                 "test/test_paths.py:9: AssertionError")

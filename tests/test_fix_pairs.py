@@ -44,7 +44,8 @@ CALLER, HELPER = target(FILES, "stats.py", "Stats.percent"), target(FILES, "stat
 def test_the_pairs_code_is_both_functions_dedented_caller_first():
     source = target_source(FILES, CALLER, HELPER)
     assert source == join_parts([target_source(FILES, CALLER), target_source(FILES, HELPER)])
-    assert source.startswith("def percent(self, part, whole):\r\n") and "# the caller\n\n\ndef ratio(a, b):\r\n" in source
+    assert (source.startswith("def percent(self, part, whole):\r\n")
+            and "# the caller\n\n\ndef ratio(a, b):\r\n" in source)
     seen = agent_target(FILES, CALLER, HELPER)
     assert seen.name == "percent, ratio" and seen.source == source
     assert seen.context == "import math\nclass Stats:"

@@ -79,7 +79,7 @@ def world(github_double: GitHubDouble) -> dict:
     repo.close()
 
 
-def publish_fix(world: dict, result: FixResult | None = None, **kw) -> "Publication":  # noqa: F821
+def publish_fix(world: dict, result: FixResult | None = None, **kw) -> Publication:  # noqa: F821
     args = dict(base_branch="main", head_sha=world["head"], run_url=world["run_url"], labels=("fixbot", "bug"),
                 draft=True, source_pr=None, files_after={PATH: AFTER.encode()})
     return publish(world["repo"], result or fix_result(), **{**args, **kw})
@@ -172,7 +172,8 @@ def test_a_refused_label_or_comment_leaves_the_pr_standing(github_double: GitHub
     github_double.inject("forbidden", "POST", r"/issues/\d+/comments$")
     pub = publish_fix(world, base_branch="feature/bands", head_sha=world["feature"], source_pr=1)
     assert pub.action == "opened" and len(github_double.repo.pulls) == 2
-    assert "labelling pull request #2: GitHub answered 403" in pub.reason and "commenting on pull request #1" in pub.reason
+    assert ("labelling pull request #2: GitHub answered 403" in pub.reason
+            and "commenting on pull request #1" in pub.reason)
     assert github_double.repo.issue_labels == {} and github_double.repo.comments == {}
     assert publish_fix(world, base_branch="feature/bands", head_sha=world["feature"]).action == "existing"
 

@@ -46,7 +46,8 @@ def test_assemble_concatenates_in_order_and_stamps(tmp_path: Path) -> None:
 def test_a_wrong_hash_leaves_nothing_behind(tmp_path: Path) -> None:
     parts, _ = make_parts(tmp_path, [b"GGUF123", b"456"])
     dest = tmp_path / "models" / "m.gguf"
-    with pytest.raises(ModelUnavailable, match="sha256 is .* expected 0000.*pip install --force-reinstall 'fixbot\\[local\\]'"):
+    with pytest.raises(ModelUnavailable,
+                       match="sha256 is .* expected 0000.*pip install --force-reinstall 'fixbot\\[local\\]'"):
         assemble(parts, dest, sha256="0" * 64, size=10, progress=False)
     assert list(dest.parent.iterdir()) == []
 

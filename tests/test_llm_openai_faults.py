@@ -10,9 +10,10 @@ import logging
 import socket
 import threading
 import time
+from collections.abc import Callable, Iterator
 from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
 
@@ -25,7 +26,8 @@ Reply = tuple[int, dict[str, str], bytes]  # status, headers, body
 Behaviour = Callable[[str], "Reply | str"]  # gets the Authorization header; "hang" means never answer
 
 
-def ok(text: str = "hi", prompt_tokens: int = 7, completion_tokens: int = 2, cached_tokens: int | None = None) -> Behaviour:
+def ok(text: str = "hi", prompt_tokens: int = 7, completion_tokens: int = 2,
+       cached_tokens: int | None = None) -> Behaviour:
     usage: dict = {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
                    "total_tokens": prompt_tokens + completion_tokens}
     if cached_tokens is not None:
@@ -126,7 +128,8 @@ def test_a_good_answer_records_text_usage_latency_and_the_request(server: FaultS
     (req,) = server.seen
     assert req["path"] == "/v1/chat/completions"
     assert req["body"] == {"model": "test-model", "temperature": 0.3, "max_tokens": 20, "seed": 42,
-                           "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": "say hi"}]}
+                           "messages": [{"role": "system", "content": "be brief"},
+                                        {"role": "user", "content": "say hi"}]}
 
 
 def test_prompt_tokens_the_server_reused_from_its_cache_are_recorded(server: FaultServer) -> None:
@@ -153,7 +156,8 @@ def test_tools_go_out_in_the_wire_shape_and_calls_come_back_typed(server: FaultS
     assert req["body"]["tools"] == [{"type": "function", "function": {"name": "run_tests", "description": "run them",
                                                                       "parameters": tool.parameters}}]
     assert req["body"]["tool_choice"] == "auto"
-    assert req["body"]["messages"][2]["tool_calls"][0]["function"] == {"name": "run_tests", "arguments": '{"code": "y"}'}
+    assert req["body"]["messages"][2]["tool_calls"][0]["function"] == {"name": "run_tests",
+                                                                       "arguments": '{"code": "y"}'}
     assert req["body"]["messages"][3] == {"role": "tool", "content": "FAILED", "tool_call_id": "call_1"}
 
 
@@ -232,7 +236,8 @@ def test_a_body_that_stays_malformed_is_reported(server: FaultServer) -> None:
 
 
 def test_an_empty_choice_list_is_retried_then_reported(server: FaultServer) -> None:
-    empty = raw(json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m", "choices": []}).encode())
+    empty = raw(json.dumps({"id": "c", "object": "chat.completion", "created": 0, "model": "m",
+                            "choices": []}).encode())
     server.script = [empty, ok("second time")]
     assert llm(server).complete(ASK).text == "second time"
     server.default = empty

@@ -9,8 +9,16 @@ from pathlib import Path
 
 import pytest
 
-from bot.llm import (BadModelSpec, LLMError, Message, MissingAPIKey, ModelSpec, ModelUnavailable, open_llm,
-                     parse_model_spec)
+from bot.llm import (
+    BadModelSpec,
+    LLMError,
+    Message,
+    MissingAPIKey,
+    ModelSpec,
+    ModelUnavailable,
+    open_llm,
+    parse_model_spec,
+)
 from bot.llm.keys import is_loopback
 from bot.llm.spec import VALID_FORMS
 
@@ -135,7 +143,8 @@ def test_importing_bot_llm_has_no_heavy_imports() -> None:
         import sys
         import bot.llm
         from bot.llm import open_llm, parse_model_spec, ScriptedLLM, ensure_bundled_model
-        heavy = [m for m in ("torch", "transformers", "llama_cpp", "openai", "huggingface_hub", "tqdm") if m in sys.modules]
+        heavy = [m for m in ("torch", "transformers", "llama_cpp", "openai", "huggingface_hub", "tqdm")
+                 if m in sys.modules]
         print(heavy)
     """)
     assert r.returncode == 0, r.stderr

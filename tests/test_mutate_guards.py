@@ -96,7 +96,8 @@ def test_every_guard_mutant_parses_and_only_adds_lines_or_indents_a_return():
     for source, name in ((OPTIONS, "bool_option"), (DATE, "as_text")):
         for mutant in _guards(source, name):
             ast.parse(mutant)
-            removed = [l for l in difflib.ndiff(source.splitlines(), mutant.splitlines()) if l.startswith("- ")]
+            removed = [line for line in difflib.ndiff(source.splitlines(), mutant.splitlines())
+                       if line.startswith("- ")]
             assert all(line[2:].strip().startswith("return") for line in removed), removed
 
 
@@ -126,8 +127,11 @@ def test_the_raising_statement_is_wrapped_first_and_only_where_the_traceback_sho
     assert found[0] is caught[0]
     assert not [m for m in ranked_mutants(ENTITY, "entity", hot_lines=hot) if m.operator == "except"]
     assigned = ranked_mutants(ENTITY, "entity", hot_lines={5}, exceptions=["ValueError", "OverflowError"])
-    assert ENTITY.replace("        code = int(m.group(1))\n", "        try:\n            code = int(m.group(1))\n"
-                          "        except (ValueError, OverflowError):\n            code = None\n") == assigned[0].source
+    assert ENTITY.replace("        code = int(m.group(1))\n",
+                          "        try:\n"
+                          "            code = int(m.group(1))\n"
+                          "        except (ValueError, OverflowError):\n"
+                          "            code = None\n") == assigned[0].source
 
 
 def test_the_search_catches_the_exception_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):
@@ -136,7 +140,8 @@ def test_the_search_catches_the_exception_before_the_model_is_asked(tmp_path, do
     result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
     assert result.status == "fixed", result.message
     added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    assert added == ["+        try:", "+            return chr(code)", "+        except ValueError:", "+            pass"]
+    assert added == ["+        try:", "+            return chr(code)",
+                     "+        except ValueError:", "+            pass"]
     assert llm.asked == []
 
 

@@ -255,6 +255,7 @@ def test_cli_builds_and_lists_one_base_per_python(every_base):
         "fixbot: error: --base names one image: give it with one --python version, not all")
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_cli_run_passes_exit_codes_and_output():
     ok = run_fixbot("sandbox", "run", "--", "python3", "-c", "print(6 * 7)")
     assert ok.returncode == 0 and ok.stdout == "42\n"
@@ -264,6 +265,7 @@ def test_cli_run_passes_exit_codes_and_output():
     assert slow.returncode == 124 and "timed out" in slow.stderr
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_cli_run_copies_files(tmp_path):
     test = tmp_path / "test_x.py"
     test.write_text(textwrap.dedent("""

@@ -189,6 +189,7 @@ def test_unittest_project_in_the_sandbox(tmp_path, docker_client, sandbox_image)
     assert (again.failed, again.passed) == ({add}, set())  # fixbot's own selection within the command
 
 
+@pytest.mark.docker  # a fixbot subprocess runs the sandbox
 def test_fixbot_fix_with_a_unittest_command_and_a_unittest_ci_log(tmp_path):
     # the whole way: the user's unittest command, the CI log unittest wrote, the repair (the mutation search
     # finds this one-edit bug; the scripted model is never needed), the report

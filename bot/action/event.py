@@ -2,9 +2,10 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 from bot.errors import UserError
 
@@ -69,6 +70,8 @@ def plan(name: str, event: Mapping[str, Any], env: Mapping[str, str], *, run_id_
         if fork and not allow_forks:
             return replace(base, reason=f"the run's head is the fork {head_repo}; fixbot acts on it only with "
                                         "allow-forks")
+        if not isinstance(base.run_id, int):
+            raise BadEvent("the workflow_run event names no run id (workflow_run.id)")
         return replace(base, act=True, reason=f"workflow run {base.run_id} failed")
     if name == "workflow_dispatch":
         text = run_id_input or str((event.get("inputs") or {}).get("run-id") or "")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import uuid
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Callable, Iterator, Mapping
 
 
 def _escape_data(text: str) -> str:

@@ -1,7 +1,23 @@
 """The reflection agent: repairs one function by testing candidates in the sandbox and reflecting on failures."""
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
 from .context import AgentContext, Schedule
-from .graph import build_graph, mermaid, repair
 from .types import AgentResult, Attempt, Budgets, Failure, Harness, Target, TestOutcome
+
+if TYPE_CHECKING:
+    from .graph import build_graph, mermaid, repair
 
 __all__ = ["AgentContext", "AgentResult", "Attempt", "Budgets", "Failure", "Harness", "Schedule", "Target",
            "TestOutcome", "build_graph", "mermaid", "repair"]
+
+
+def __getattr__(name: str) -> Any:
+    # the graph (and langgraph, a second of imports) only when a repair is run: `fixbot --help` and the
+    # records above do not need it
+    if name in ("build_graph", "mermaid", "repair"):
+        from . import graph
+
+        return getattr(graph, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

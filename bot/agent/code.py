@@ -17,7 +17,8 @@ import io
 import re
 import textwrap
 import tokenize
-from typing import Iterator, Literal
+from collections.abc import Iterator
+from typing import Literal
 
 from .blocks import FENCE, Extracted, find_function, function_span, parsed_blocks, segment, syntax_detail
 from .parts import extract_parts, function_parts, join_parts
@@ -134,7 +135,7 @@ def _with_original_header(original: str, body: str) -> str | None:
     return candidate
 
 
-def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple:
+def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[object, ...]:
     a = node.args
     return (tuple(x.arg for x in a.posonlyargs), tuple(x.arg for x in a.args), a.vararg and a.vararg.arg,
             tuple(x.arg for x in a.kwonlyargs), a.kwarg and a.kwarg.arg, len(a.defaults))
@@ -145,8 +146,8 @@ def signature_problem(candidate: str, original: str, name: str) -> str | None:
     assigned), or None."""
     parts = function_parts(original)
     if parts:
-        got = dict(function_parts(candidate))
-        return next((p for n, part in parts if (p := signature_problem(got.get(n, ""), part, n))), None)
+        parts_got = dict(function_parts(candidate))
+        return next((p for n, part in parts if (p := signature_problem(parts_got.get(n, ""), part, n))), None)
     wanted = _assignments(original)
     if wanted is not None:
         got = _assignments(candidate)
@@ -164,12 +165,15 @@ def signature_problem(candidate: str, original: str, name: str) -> str | None:
     return None
 
 
+_Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef | ast.Module
+
+
 class _StripDocstrings(ast.NodeTransformer):
-    def _strip(self, node):  # type: ignore[no-untyped-def]
+    def _strip(self, node: _Scope) -> _Scope:
         self.generic_visit(node)
         body = node.body
-        if body and isinstance(body[0], ast.Expr) and isinstance(getattr(body[0], "value", None), ast.Constant) \
-                and isinstance(body[0].value.value, str):
+        first = body[0] if body else None
+        if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
             node.body = body[1:] or [ast.Pass()]
         return node
 
@@ -365,6 +369,6 @@ def split_docstring(source: str) -> tuple[str, str]:
     if span is None:
         return source, ""
     node = find_function(ast.parse(source), _name(source))
-    doc = ast.get_docstring(node) if node else None  # type: ignore[arg-type]
+    doc = ast.get_docstring(node) if node else None
     lines = source.splitlines(keepends=True)
     return "".join(lines[: span[0] - 1] + lines[span[1]:]), doc or ""

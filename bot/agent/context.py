@@ -1,8 +1,9 @@
 """Run-time dependencies of the graph (LangGraph's context): model, tests, budgets. Never globals."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable, Literal
+from typing import Literal
 
 from ..llm.types import LLM
 from .search import Screen, SearchOptions

@@ -15,7 +15,7 @@ import json
 import re
 import textwrap
 from collections import Counter
-from typing import Annotated, Literal, Union
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -47,7 +47,7 @@ class Delete(_Edit):
     end: int
 
 
-Edit = Annotated[Union[Replace, Insert, Delete], Field(discriminator="op")]
+Edit = Annotated[Replace | Insert | Delete, Field(discriminator="op")]
 _EDITS = TypeAdapter(list[Edit])
 _JSON = re.compile(r"```(?:json)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
 
@@ -73,7 +73,7 @@ def _spelled(text: str) -> str:
     return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
-def edit_schema(source: str) -> dict:
+def edit_schema(source: str) -> dict[str, Any]:
     """The JSON Schema of an answer that can be applied to `source`: ops from the set, each naming a line of the
     function by its text (`anchors`), never the `def` line (insert after it is fine), at most MAX_EDITS edits.
     A backend that samples under it cannot write prose, a line the function does not have or a misspelt op; what
@@ -347,7 +347,7 @@ def _apply(source: str, edits: list[Replace | Insert | Delete], layout: int) -> 
             new = other or new
         spans.append((e.start, e.end, i, new))
     spans.sort(key=lambda s: (s[0], s[1], s[2]))
-    for (a_start, a_end, a_i, _), (b_start, _, b_i, _) in zip(spans, spans[1:]):
+    for (_, a_end, a_i, _), (b_start, _, b_i, _) in zip(spans, spans[1:]):
         if b_start <= a_end:
             raise EditError(f"edits {a_i} and {b_i} overlap; give each line to one edit")
     for start, end, _, new in reversed(spans):  # bottom up, so earlier line numbers stay right

@@ -16,23 +16,26 @@ from __future__ import annotations
 
 import functools
 import time
-from typing import Callable, Literal
+from collections.abc import Callable
+from typing import Literal, cast
 
-from langgraph.graph import END, START, StateGraph
+from langgraph.graph import START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
 from ..errors import Stopped
 from ..llm.errors import LLMError
+from ..llm.types import Message
 from . import prompts, thought_patch, tool_call
 from .code import changed_lines, code_hash, extract_function
 from .context import REPEAT_BOOST, AgentContext
 from .minimize import minimize
-from .nodes import add_samples, ask, candidate, route_searched, route_start, route_tested, search, spent, test
-from .state import AgentState, Problem
-from .types import AgentName, AgentResult, Node, RepairInterrupted, StopReason
+from .nodes import Graph, add_samples, ask, candidate, route_searched, route_start, route_tested, search, spent, test
+from .state import END, AgentState, Problem
+from .types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, SearchRound, StopReason
 
 
-def _ask(node: Node, messages: list, state: AgentState, ctx: AgentContext, boost: float = 0.0) -> dict:
+def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0) -> AgentState:
     def parse(text: str) -> tuple[str | None, Problem | None, str]:
         got = extract_function(text, ctx.target.name, ctx.target.source)
         return got.code, got.problem, got.detail
@@ -42,33 +45,35 @@ def _ask(node: Node, messages: list, state: AgentState, ctx: AgentContext, boost
     return add_samples(update, messages, state, ctx, parse, boost) if ctx.samples > 1 else update
 
 
-def draft(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     return _ask("draft", prompts.draft(ctx.target, ctx.failure, state.get("hints", [])), state, ctx)
 
 
-def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     messages = prompts.reflect(ctx.target, ctx.failure, state["current"], state["feedback"], state["attempts"],
                                state.get("hints", []))
     return _ask("reflect", messages, state, ctx)
 
 
-def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
-    same_as = state["pending"].detail if state.get("pending") else "an earlier attempt"
+    pending = state.get("pending")
+    same_as = pending.detail if pending else "an earlier attempt"
     feedback = state.get("feedback") or ctx.failure.summary
     messages = prompts.repeat(ctx.target, ctx.failure, same_as, feedback, state["attempts"])
     return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
 
 
-def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     pending = state["pending"]
     return _ask("syntax", prompts.syntax(ctx.target, ctx.failure, pending.detail if pending else ""), state, ctx)
 
 
-def route_candidate(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "syntax", "repeat", "__end__"]:
+def route_candidate(state: AgentState,
+                    runtime: Runtime[AgentContext]) -> Literal["test", "syntax", "repeat", "__end__"]:
     pending = state["pending"]
     if pending is not None and pending.problem is None:
         return "test"  # already paid for: always test it
@@ -77,19 +82,19 @@ def route_candidate(state: AgentState, runtime: Runtime[AgentContext]) -> Litera
     return "repeat" if pending is not None and pending.problem == "repeat" else "syntax"
 
 
-def _wire_reflect(g: StateGraph) -> tuple[str, str]:
+def _wire_reflect(g: Graph) -> tuple[str, str]:
     for name, node in (("draft", draft), ("reflect", reflect), ("repeat", repeat), ("syntax", syntax)):
         g.add_node(name, node)
         g.add_conditional_edges(name, route_candidate)
     return "draft", "reflect"
 
 
-WIRINGS: dict[AgentName, Callable[[StateGraph], tuple[str, str]]] = {
+WIRINGS: dict[AgentName, Callable[[Graph], tuple[str, str]]] = {
     "reflect": _wire_reflect, "thought-patch": thought_patch.wire, "tool-call": tool_call.wire}
 
 
 @functools.cache
-def build_graph(agent: AgentName = "reflect"):  # type: ignore[no-untyped-def]
+def build_graph(agent: AgentName = "reflect") -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
     """The strategy's own nodes, around the shared search and test nodes and routers (bot/agent/nodes.py)."""
     g = StateGraph(AgentState, context_schema=AgentContext)
     first, revise = WIRINGS[agent](g)
@@ -110,13 +115,14 @@ def repair(ctx: AgentContext) -> AgentResult:
     out = state
     shown = [0, 0]  # attempts and searches already reported through ctx.progress
     try:  # streamed so that a model failure or a stop mid-way still hands back the attempts made so far
-        for out in build_graph(ctx.agent).stream(state, context=ctx, stream_mode="values",
-                                                 config={"recursion_limit": 6 * ctx.budgets.iterations + 10}):
+        for values in build_graph(ctx.agent).stream(state, context=ctx, stream_mode="values",
+                                                    config={"recursion_limit": 6 * ctx.budgets.iterations + 10}):
+            out = cast(AgentState, values)  # stream_mode="values": each item is the whole state
             _report(ctx, out, shown)
     except (LLMError, Stopped, KeyboardInterrupt) as exc:
-        stop = exc if isinstance(exc, Stopped) else Stopped("interrupted", signal_number=2) \
+        why = exc if isinstance(exc, Stopped) else Stopped("interrupted", signal_number=2) \
             if isinstance(exc, KeyboardInterrupt) else None
-        raise RepairInterrupted(str(exc), tuple(out["attempts"]), stop=stop) from exc
+        raise RepairInterrupted(str(exc), tuple(out["attempts"]), stop=why) from exc
     final = out.get("final")
     if final:
         final = minimize(ctx.target.source, final, ctx.harness)
@@ -132,10 +138,11 @@ def _report(ctx: AgentContext, out: AgentState, shown: list[int]) -> None:
     if ctx.progress is None:
         return
     attempts, searches = out["attempts"], out["searches"]
-    for item in [*attempts[shown[0]:], *searches[shown[1]:]]:
+    new: list[Attempt | SearchRound] = [*attempts[shown[0]:], *searches[shown[1]:]]
+    for item in new:
         ctx.progress(item)
     shown[:] = [len(attempts), len(searches)]
 
 
 def mermaid(agent: AgentName = "reflect") -> str:
-    return build_graph(agent).get_graph().draw_mermaid()
+    return str(build_graph(agent).get_graph().draw_mermaid())

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import difflib
+
 from .types import Harness, check_many
 
 MAX_ROUNDS = 4

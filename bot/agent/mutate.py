@@ -15,10 +15,11 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Iterator, Sequence
 
-from .code import assigned_names, code_hash, find_function, statement_blocks
+from .blocks import find_function
+from .code import assigned_names, code_hash, statement_blocks
 from .mutate_guards import except_edits, guard_edits, own_lines_indent
 from .mutate_names import rename_edits
 from .mutate_regex import literal_edits, pattern_literals
@@ -162,20 +163,21 @@ def _edits(text: _Text, func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Modul
         elif isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Not, ast.USub, ast.Invert)):
             yield "drop-operand", (*text.span(n), _paren(seg(n.operand)))
     for n in nodes:  # constants
-        if isinstance(n, ast.Constant) and type(n.value) in (int, float, bool):
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):  # bool is an int
             start, end = text.span(n)
-            if isinstance(n.value, bool):
-                yield "constant", (start, end, str(not n.value))
-            elif isinstance(n.value, int):
-                for new in dict.fromkeys([n.value + 1, n.value - 1, 0, 1]):
-                    if new != n.value and new >= 0:
-                        yield "constant", (start, end, str(new))
+            value = n.value
+            if isinstance(value, bool):
+                yield "constant", (start, end, str(not value))
+            elif isinstance(value, int):
+                for number in dict.fromkeys([value + 1, value - 1, 0, 1]):
+                    if number != value and number >= 0:
+                        yield "constant", (start, end, str(number))
             else:
-                yield "constant", (start, end, repr(n.value + 1))
-                yield "constant", (start, end, repr(n.value - 1))
+                yield "constant", (start, end, repr(value + 1))
+                yield "constant", (start, end, repr(value - 1))
     for n in pattern_literals(nodes, seg):  # regular expressions (bot/agent/mutate_regex.py)
         start = text.span(n)[0]
-        for begin, end, new in literal_edits(seg(n), n.value):
+        for begin, end, new in literal_edits(seg(n), str(n.value)):
             yield "regex", (start + begin, start + end, new)
     if not assignment:  # missing None checks (bot/agent/mutate_guards.py)
         yield from (("guard", edit) for edit in guard_edits(text, func, body))  # type: ignore[arg-type]
@@ -283,7 +285,8 @@ def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(
     return text, renamed + caught + [e for scope in scopes for e in _edits(text, scope)]
 
 
-def _checked(function_source: str, text: _Text, edits, seen: set[str], limit: int | None) -> list[Mutant]:
+def _checked(function_source: str, text: _Text, edits: Iterable[tuple[str, Edit]], seen: set[str],
+             limit: int | None) -> list[Mutant]:
     """The edits that parse and give code not seen yet, in the given order, at most `limit` of them."""
     found: list[Mutant] = []
     for operator, edit in edits:

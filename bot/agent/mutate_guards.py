@@ -16,7 +16,8 @@ from __future__ import annotations
 import ast
 import builtins
 import re
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from typing import Protocol
 
 Edit = tuple[int, int, str]  # start, end (offsets in the function's text), replacement
 EMPTY = {ast.List: "[]", ast.ListComp: "[]", ast.Dict: "{}", ast.DictComp: "{}", ast.Tuple: "()", ast.Set: "set()"}

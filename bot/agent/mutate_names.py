@@ -8,7 +8,8 @@ from __future__ import annotations
 import ast
 import difflib
 import re
-from typing import Iterator, Protocol
+from collections.abc import Iterator
+from typing import Protocol
 
 Edit = tuple[int, int, str]  # start, end (offsets in the function's text), replacement
 PER_USE = 4  # replacements tried per use, closest first

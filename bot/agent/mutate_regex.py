@@ -12,8 +12,9 @@ from __future__ import annotations
 import ast
 import itertools
 import re
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from typing import TypeGuard
 
 RE_CALLS = frozenset({"compile", "match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer"})
 QUOTES = ('"""', "'''", '"', "'")
@@ -26,14 +27,14 @@ def pattern_literals(nodes: list[ast.AST], segment: Callable[[ast.AST], str]) ->
     found: dict[int, ast.Constant] = {}
     for n in nodes:
         if _is_str(n) and "r" in _prefix(segment(n))[0].lower():
-            found[id(n)] = n  # type: ignore[assignment]
+            found[id(n)] = n
         elif isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in RE_CALLS \
                 and isinstance(n.func.value, ast.Name) and n.func.value.id == "re" and n.args:
             found.update((id(c), c) for c in ast.walk(n.args[0]) if _is_str(c))
     return list(found.values())
 
 
-def _is_str(node: ast.AST) -> bool:
+def _is_str(node: ast.AST) -> TypeGuard[ast.Constant]:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
@@ -119,7 +120,9 @@ def _scan(body: str) -> _Scan:
             continue
         if c == "(":
             stack.append(i)
-            inner = re.match(r"\((?:\?:|\?P<\w+>)?", body[i:]).end()
+            opening = re.match(r"\((?:\?:|\?P<\w+>)?", body[i:])
+            assert opening is not None  # body[i] is "("
+            inner = opening.end()
             if body[i + 1:i + 2] != "?" or inner > 2:  # a capturing or `(?:`/`(?P<>` group, not a lookaround
                 scan.branches.append(i + inner)
         elif c == "|":

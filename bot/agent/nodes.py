@@ -9,10 +9,11 @@ steps ("first", "revise"); each strategy's graph maps them to its own nodes.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
-from typing import Callable, Literal, Mapping, Sequence
+from typing import Any, Literal
 
-from langgraph.graph import END
+from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
 from ..llm.errors import ToolsUnsupported
@@ -21,15 +22,16 @@ from . import prompts
 from .code import changed_lines, code_hash, faithful, signature_problem
 from .context import REPEAT_BOOST, SAMPLE_TEMPERATURE, AgentContext, temperature
 from .search import search as search_around
-from .state import AgentState, Cost, Pending, Problem, Sample, as_pending
+from .state import END, AgentState, Cost, Pending, Problem, Sample, as_pending
 from .types import Attempt, Node, Outcome, StopReason, TestOutcome, check_many
 
 MAX_HINTS = 4
 Parse = Callable[[str], tuple[str | None, Problem | None, str]]  # model text -> (code, problem, detail)
+Graph = StateGraph[AgentState, AgentContext, AgentState, AgentState]  # what each design's `wire` adds nodes to
 
 
 def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0,
-        tools: Sequence[Tool] = (), sample: int = 0, schema: dict | None = None) -> tuple[Completion, float]:
+        tools: Sequence[Tool] = (), sample: int = 0, schema: dict[str, Any] | None = None) -> tuple[Completion, float]:
     """One model call at the schedule's temperature (`sample` k > 0: the call's k-th extra answer, at least
     SAMPLE_TEMPERATURE, its own seed); the few-shot bug patterns join the system prompt when on. With a
     `schema`, a model that can generate under one answers with JSON it admits; others answer freely."""
@@ -38,15 +40,14 @@ def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: fl
         temp = max(temp, SAMPLE_TEMPERATURE)
     if ctx.few_shot and messages and messages[0].role == "system":
         messages = [Message("system", f"{messages[0].content}\n\n{prompts.FEW_SHOT}"), *messages[1:]]
-    options = dict(temperature=temp, max_tokens=ctx.budgets.max_tokens_per_call,
-                   seed=ctx.seed + state["iteration"] + 1000 * sample)
+    max_tokens, seed = ctx.budgets.max_tokens_per_call, ctx.seed + state["iteration"] + 1000 * sample
     if schema is not None and isinstance(ctx.llm, JsonLLM):
-        return ctx.llm.complete_json(messages, schema, **options), temp
+        return ctx.llm.complete_json(messages, schema, temperature=temp, max_tokens=max_tokens, seed=seed), temp
     if not tools:
-        return ctx.llm.complete(messages, **options), temp
+        return ctx.llm.complete(messages, temperature=temp, max_tokens=max_tokens, seed=seed), temp
     if not isinstance(ctx.llm, ToolLLM):
         raise ToolsUnsupported(f"{getattr(ctx.llm, 'name', type(ctx.llm).__name__)} cannot call tools")
-    return ctx.llm.complete_with_tools(messages, tools, **options), temp
+    return ctx.llm.complete_with_tools(messages, tools, temperature=temp, max_tokens=max_tokens, seed=seed), temp
 
 
 def repeat_boost(state: AgentState) -> float:
@@ -69,29 +70,29 @@ def checked(code: str | None, problem: Problem | None, detail: str, seen: Mappin
 
 
 def candidate(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,
-              state: AgentState, ctx: AgentContext, before: Cost = Cost(), answer: str = "") -> dict:
+              state: AgentState, ctx: AgentContext, before: Cost = Cost(), answer: str = "") -> AgentState:
     """The state update for a model answer: a checked `Pending` candidate (an attempt, if it is unusable).
     `answer` is kept with the attempt even when it is tested."""
     code, problem, detail = checked(code, problem, detail, state["seen"], ctx)
     pending = Pending(code, problem, detail, done.prompt_tokens + before.prompt_tokens,
                       done.completion_tokens + before.completion_tokens, done.latency_s + before.latency_s, temp, node,
                       answer=answer)
-    update: dict = {"iteration": state["iteration"] + 1, "pending": pending,
-                    "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
+    update: AgentState = {"iteration": state["iteration"] + 1, "pending": pending,
+                          "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
     if problem is not None:  # an untestable answer is an attempt too: it cost a model call
-        outcome = "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
+        outcome: Outcome = "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
         said = done.text or "\n".join(c.arguments for c in done.tool_calls)  # a tool call's answer is its arguments
         update["attempts"] = [replace(attempt(state["iteration"] + 1, pending, outcome, detail),
                                       answer=pending.answer or said)]
     return update
 
 
-def attempt(iteration: int, p: Pending, outcome: str, feedback: str, changed: int | None = None) -> Attempt:
-    return Attempt(iteration, p.node, p.code, outcome, feedback, p.prompt_tokens, p.completion_tokens,  # type: ignore[arg-type]
+def attempt(iteration: int, p: Pending, outcome: Outcome, feedback: str, changed: int | None = None) -> Attempt:
+    return Attempt(iteration, p.node, p.code, outcome, feedback, p.prompt_tokens, p.completion_tokens,
                    p.latency_s, p.temperature, changed, p.answer)
 
 
-def test(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     """The pending candidate and its alternatives (samples) in one sandbox batch; the passing one with the fewest
     changed lines wins. Otherwise the first answer's failure is what the next revision reads."""
     ctx = runtime.context
@@ -104,13 +105,13 @@ def test(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     records = [attempt(it, as_pending(s, "sample"), _label(o), o.feedback, n)
                for s, o, n in zip(pending.alternatives, outcomes[1:], changed[1:])]
     records.append(attempt(it, pending, _label(outcomes[0]), outcomes[0].feedback, changed[0]))  # last: the one
-    update: dict = {"attempts": records, "pending": None,                             # the prompt shows in full
-                    "seen": {**state["seen"], **{code_hash(c): f"attempt {it}" for c in codes}}}
+    update: AgentState = {"attempts": records, "pending": None,                       # the prompt shows in full
+                          "seen": {**state["seen"], **{code_hash(c): f"attempt {it}" for c in codes}}}
     passing = sorted((n, i) for i, (o, n) in enumerate(zip(outcomes, changed)) if o.passed)
     if passing:
-        update.update(final=codes[passing[0][1]], stop="passed")
+        update["final"], update["stop"] = codes[passing[0][1]], "passed"
     else:
-        update.update(current=pending.code, feedback=outcomes[0].feedback)
+        update["current"], update["feedback"] = pending.code, outcomes[0].feedback
     return update
 
 
@@ -118,12 +119,13 @@ def _label(outcome: TestOutcome) -> Outcome:
     return "passed" if outcome.passed else "timeout" if outcome.timed_out else "failed"
 
 
-def add_samples(update: dict, messages: list[Message], state: AgentState, ctx: AgentContext, parse: Parse,
-                boost: float = 0.0) -> dict:
+def add_samples(update: AgentState, messages: list[Message], state: AgentState, ctx: AgentContext, parse: Parse,
+                boost: float = 0.0) -> AgentState:
     """`ctx.samples - 1` more answers to the prompt that gave `update`'s pending candidate; the usable new ones
     join it as alternatives, tested in the same batch. When the first answer was unusable, the first usable
     sample takes its place. Unusable samples still count their tokens."""
-    pending: Pending = update["pending"]
+    pending = update["pending"]
+    assert pending is not None
     seen = dict(state["seen"])
     if pending.problem is None and pending.code is not None:
         seen[code_hash(pending.code)] = "another answer to the same prompt"
@@ -149,7 +151,7 @@ def add_samples(update: dict, messages: list[Message], state: AgentState, ctx: A
     return {**update, "pending": replace(pending.plus(waste), alternatives=tuple(kept))}
 
 
-def search(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def search(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     assert ctx.search is not None
     base = state["current"]
@@ -160,9 +162,9 @@ def search(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
     if passing and ambiguous:  # weak tests cannot choose: the model, reading the docstring, gets them as hints
         hints = passing[:MAX_HINTS]
         return {"searches": [replace(record, fixed=False, hinted=len(hints))], "hints": hints}
-    update: dict = {"searches": [record]}
+    update: AgentState = {"searches": [record]}
     if passing:
-        update.update(final=passing[0], stop="passed")
+        update["final"], update["stop"] = passing[0], "passed"
     return update
 
 

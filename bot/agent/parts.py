@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import ast
 import textwrap
-from typing import Sequence
+from collections.abc import Sequence
 
 from .blocks import Extracted, find_function, parsed_blocks, segment, syntax_detail
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import difflib
 import textwrap
-from typing import Sequence
+from collections.abc import Sequence
 
 from ..llm.types import Message
 from .code import split_docstring, target_kind
@@ -52,7 +52,8 @@ def _fence(code: str) -> str:
 
 def _clip(text: str, max_lines: int) -> str:
     lines = text.strip("\n").splitlines()
-    return "\n".join(lines[:max_lines] + ([f"# ... {len(lines) - max_lines} more lines"] if len(lines) > max_lines else []))
+    more = [f"# ... {len(lines) - max_lines} more lines"] if len(lines) > max_lines else []
+    return "\n".join(lines[:max_lines] + more)
 
 
 def _system(target: Target) -> str:
@@ -214,7 +215,7 @@ def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
 
 THOUGHT_PATCH_SYSTEM = """You find and fix the bug in one Python function whose tests fail, in the step each message asks
 for: the fix plan in words, or that plan written as a JSON edit of the function's lines.
-The bug is small: usually one line, often a wrong operator, constant, variable, call or condition."""
+The bug is small: usually one line, often a wrong operator, constant, variable, call or condition."""  # noqa: E501
 
 PLAN_ASK = """What is the root cause, and what is the fix? Reply in at most three short sentences and no code:
 the root cause (which line is wrong, and why), then the concrete fix (exactly what that line should become).
@@ -225,7 +226,7 @@ by its text as it reads now, without its indentation:
 {"edits": [{"op": "replace", "line": "the line as it reads now", "code": "    the line as it should read"}]}
 Operations: "replace" a line with code; "insert" code after a line: {"op": "insert", "after": "a line", "code": "..."};
 "delete" a line: {"op": "delete", "line": "a line"}.
-"code" is the new source text with its indentation; several lines are joined with \\n. Edit as few lines as you can."""
+"code" is the new source text with its indentation; several lines are joined with \\n. Edit as few lines as you can."""  # noqa: E501
 
 
 def thought(target: Target, failure: Failure, numbered: str, tried: list[str], situation: str,
@@ -245,7 +246,8 @@ def patch(plan: list[Message], retries: list[tuple[str, str]] = ()) -> list[Mess
     messages = [*plan, Message("user", f"{EDIT_ASK}\nThe `def` line stays as it is. Reply with the JSON edit.")]
     for answer, error in retries:
         messages += [Message("assistant", answer),
-                     Message("user", f"That edit could not be applied: {error.strip()}\nSend a corrected edit, JSON only.")]
+                     Message("user", f"That edit could not be applied: {error.strip()}\n"
+                                     "Send a corrected edit, JSON only.")]
     return messages
 
 

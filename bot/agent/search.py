@@ -8,8 +8,9 @@ confirmed with the real harness; without one (a repository's pytest run per cand
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, Sequence
+from typing import Literal, Protocol
 
 from .code import changed_lines
 from .mutate import Mutant, ranked_mutants
@@ -27,7 +28,8 @@ class Screen(Protocol):
 @dataclass(frozen=True)
 class SearchOptions:
     mutants: int = 400  # per base, with a fast screen
-    slow_mutants: int = 48  # per base, when each candidate is a test run (forked from one warm process: bot/fix/probe_variants.py)
+    # per base, when each candidate is a test run (forked from one warm process: bot/fix/probe_variants.py)
+    slow_mutants: int = 48
     confirm: int = 6  # screened survivors confirmed with the real harness (fewest changed lines first)
     slow_retries: int = 16  # candidates that timed out in the screen, screened again with `slow_timeout_s`
     slow_timeout_s: float = 2.0  # when nothing else passed: slow but right is still right

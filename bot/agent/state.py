@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass, replace
-from typing import Annotated, Literal, TypedDict
-
-from .types import Attempt, SearchRound, StopReason
+from typing import Annotated, Final, Literal, TypedDict
 
 from ..llm.types import Completion, Message
+from .types import Attempt, Node, SearchRound, StopReason
 
 Problem = Literal["syntax", "signature", "missing", "repeat", "patch", "no_call"]
+END: Final = "__end__"  # langgraph's END, typed as the literal the routers return (langgraph's is a plain str)
 
 
 @dataclass(frozen=True)
@@ -34,17 +34,17 @@ class Pending:
     completion_tokens: int
     latency_s: float
     temperature: float
-    node: str
+    node: Node
     alternatives: tuple[Sample, ...] = ()  # more answers to the same prompt, tested in the same batch
     answer: str = ""  # what the model said, when the design keeps it with a tested attempt (thought-patch)
 
-    def plus(self, cost: "Cost") -> "Pending":
+    def plus(self, cost: Cost) -> Pending:
         return replace(self, prompt_tokens=self.prompt_tokens + cost.prompt_tokens,
                        completion_tokens=self.completion_tokens + cost.completion_tokens,
                        latency_s=self.latency_s + cost.latency_s)
 
 
-def as_pending(sample: Sample, node: str) -> Pending:
+def as_pending(sample: Sample, node: Node) -> Pending:
     return Pending(sample.code, None, "", sample.prompt_tokens, sample.completion_tokens, sample.latency_s,
                    sample.temperature, node)
 
@@ -57,7 +57,7 @@ class Cost:
     completion_tokens: int = 0
     latency_s: float = 0.0
 
-    def plus(self, done: Completion) -> "Cost":
+    def plus(self, done: Completion) -> Cost:
         return Cost(self.prompt_tokens + done.prompt_tokens, self.completion_tokens + done.completion_tokens,
                     self.latency_s + done.latency_s)
 

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 from typing import Literal
 
-from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 
 from ..llm.types import Message
@@ -27,9 +26,8 @@ from . import prompts
 from .code import normalized_dump, split_docstring
 from .context import AgentContext
 from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits
-from .nodes import ask, candidate, repeat_boost, spent
-from .state import AgentState, Cost, Problem
-
+from .nodes import Graph, ask, candidate, repeat_boost, spent
+from .state import END, AgentState, Cost, Problem
 
 # Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model
 # mostly sent the same edit again (8 times in a row on one task), spending the budget on one unwritable plan.
@@ -60,7 +58,7 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
     return f"The last patch gave this code, which still fails:\n```python\n{code}\n```\n{state['feedback'].strip()}"
 
 
-def thought(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     tried = prompts.tried_lines(ctx.target, state["attempts"])
     messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), tried, _situation(state, ctx),
@@ -92,7 +90,7 @@ def _absorbed(state: AgentState) -> int:
     return sum(a.iteration == state["iteration"] + 1 for a in state["attempts"])
 
 
-def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     view = _view(ctx)
     turns = state.get("patch_turns", [])
@@ -104,6 +102,7 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
                        before=state.get("plan_cost", Cost()), answer=said)
     update["plan_cost"] = Cost()  # counted once, in this attempt
     pending = update["pending"]
+    assert pending is not None
     if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
         update["iteration"] = state["iteration"]
     if pending.problem in ("patch", "syntax", "signature"):  # the next try of this plan sees this edit and why
@@ -126,7 +125,7 @@ def route_patch(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["t
     return "patch"
 
 
-def wire(g: StateGraph) -> tuple[str, str]:
+def wire(g: Graph) -> tuple[str, str]:
     g.add_node("thought", thought)
     g.add_node("patch", patch)
     g.add_conditional_edges("thought", route_thought)

@@ -20,15 +20,14 @@ import json
 import re
 from typing import Literal
 
-from langgraph.graph import END, StateGraph
 from langgraph.runtime import Runtime
 
 from ..llm.types import Completion, Message, Tool, ToolCall
 from . import prompts
 from .code import extract_function
 from .context import AgentContext
-from .nodes import ask, candidate, checked, repeat_boost, spent
-from .state import AgentState, Cost, Problem
+from .nodes import Graph, ask, candidate, checked, repeat_boost, spent
+from .state import END, AgentState, Cost, Problem
 from .types import Attempt
 
 MAX_TURNS = 3
@@ -103,11 +102,12 @@ def _arguments(raw: str, name: str, original: str) -> tuple[str | None, Problem 
     return got.code, got.problem, got.detail
 
 
-def call(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
+def call(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     turns = list(state.get("turns") or [])
-    if state.get("open_call") is not None:
-        turns.append((state["open_call"], _result(state["open_call"], state["attempts"], ctx)))
+    open_call = state.get("open_call")
+    if open_call is not None:
+        turns.append((open_call, _result(open_call, state["attempts"], ctx)))
     shown = _window(turns)
     failed = [a for a in state["attempts"] if a.code and a.outcome in ("failed", "timeout")]
     unseen = failed[:len(failed) - sum(not r.content.startswith("NOT RUN") for _, r in shown)]
@@ -124,7 +124,7 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> dict:
         repeated = repeated.plus(done)
     update = candidate("tool", done, temp, code, problem, detail, state, ctx, before=repeated)
     update["tokens"] += repeated.prompt_tokens + repeated.completion_tokens
-    update.update(turns=turns, open_call=Message("assistant", done.text, tool_calls=tuple(runs[:1])))
+    update["turns"], update["open_call"] = turns, Message("assistant", done.text, tool_calls=tuple(runs[:1]))
     return update
 
 
@@ -142,7 +142,7 @@ def route_call(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["te
     return END if spent(state, runtime.context) else "call"
 
 
-def wire(g: StateGraph) -> tuple[str, str]:
+def wire(g: Graph) -> tuple[str, str]:
     g.add_node("call", call)
     g.add_conditional_edges("call", route_call)
     return "call", "call"

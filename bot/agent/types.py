@@ -1,8 +1,9 @@
 """Records that cross the agent's border: what to repair, how to test it, and what happened."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol, Sequence
+from typing import Literal, Protocol
 
 from ..errors import Stopped
 from ..llm.errors import LLMError

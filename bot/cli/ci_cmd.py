@@ -11,9 +11,9 @@ import re
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Mapping, Sequence
 
 from ..action.event import BadEvent, Plan, plan, read_event
 from ..action.runner_io import RunnerIO
@@ -24,15 +24,15 @@ from ..errors import UserError
 from ..failures import Failure, ParseError, parse_ci_log
 from ..fix.checkout import load_checkout
 from ..fix.environment import EnvRequest
-from ..fix.python_choice import job_python_versions
 from ..fix.patch import apply_patch, touched_files
 from ..fix.pipeline import FixOptions
+from ..fix.python_choice import job_python_versions
 from ..fix.result import FixResult, write_outputs
 from ..fix.testrun import TestCommand
 from ..github.client import GitHubRepo, connect
-from ..github.types import JobInfo
 from ..github.publish import publish
 from ..github.redact import redact as redact_text
+from ..github.types import JobInfo
 from ..llm import parse_model_spec
 from ..llm.spec import require_tools
 from .fix_cmd import fix_checkout
@@ -129,6 +129,7 @@ def _read_run(gh: GitHubRepo, the_plan: Plan, env: Mapping[str, str], io: Runner
     url = f"{env.get('GITHUB_SERVER_URL', 'https://github.com')}/{the_plan.repository}/actions/runs/{the_plan.run_id}"
     if the_plan.mode == "in-job":  # fixbot runs inside the failing job: its log is not written yet
         return _RunRead(the_plan, url)
+    assert the_plan.run_id is not None  # plan() acts only on a run it can name
     with io.group("reading the failed run"):
         run = gh.failed_run(the_plan.run_id)
         if not the_plan.head_sha:  # a dispatch names only the run: the rest comes from it

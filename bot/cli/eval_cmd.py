@@ -10,20 +10,19 @@ from pathlib import Path
 from tqdm import tqdm
 
 from ..agent import Budgets
-from ..agent.search import SearchOptions
 from ..agent.context import SCHEDULES
+from ..agent.search import SearchOptions
 from ..agent.types import AGENTS
-from ..llm.spec import require_tools
 from ..errors import UserError
 from ..llm.lazy import LazyModel
-from .options import (add_model_args, add_samples_arg, add_sandbox_args, check_samples, open_sandbox_from,
-                      opened_model)
+from ..llm.spec import require_tools
+from .options import add_model_args, add_samples_arg, add_sandbox_args, check_samples, open_sandbox_from, opened_model
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from eval.replay import ReplayConfig, out_dir_default, replay, selfcheck
     from eval.report import table, write_outputs
-    from eval.results import ResultsFile
+    from eval.results import ResultsFile, TaskResult
     from eval.tasks import load_tasks, parse_task_list, select
 
     if args.iterations < 0 or (args.iterations == 0 and not args.search):
@@ -69,7 +68,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
                                                    desc=f"eval {args.protocol}", file=sys.stderr) as bar:
         passed = [0]
 
-        def on_done(result):  # type: ignore[no-untyped-def]
+        def on_done(result: TaskResult) -> None:
             passed[0] += result.passed
             bar.set_postfix_str(f"{result.task_id} {'pass' if result.passed else 'fail'} · {passed[0]} passed")
             bar.update(1)
@@ -92,7 +91,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--protocol", choices=("tests", "examples"), default="tests",
                    help="tests: the model sees the full tests; examples: only the docstring examples, and the "
                         "hidden full tests decide (default tests)")
-    p.add_argument("--iterations", type=int, default=10, metavar="K", help="model calls per task (default 10; 0 with --search: the search alone)")
+    p.add_argument("--iterations", type=int, default=10, metavar="K",
+                   help="model calls per task (default 10; 0 with --search: the search alone)")
     p.add_argument("--agent", choices=AGENTS, default="reflect",
                    help="the repair design: reflect (draft, test, reflect on the failure; default), thought-patch (a "
                         "root-cause plan, then JSON line edits applied by fixbot) or tool-call (the model calls "
@@ -113,7 +113,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "stopped (stop_reasons)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N selected tasks")
     p.add_argument("--tasks", metavar="LIST", help="task numbers, e.g. 0,5,7")
-    p.add_argument("--subset", metavar="stratified:F", help="the same fraction F of every bug type, e.g. stratified:0.35")
+    p.add_argument("--subset", metavar="stratified:F",
+                   help="the same fraction F of every bug type, e.g. stratified:0.35")
     p.add_argument("--seed", type=int, default=0, help="for --subset and the model's sampling (default 0)")
     p.add_argument("--workers", type=int, default=1, metavar="N",
                    help="tasks at once (default 1); a llamacpp: model then runs as N processes that share the cores")

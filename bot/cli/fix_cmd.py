@@ -5,27 +5,27 @@ import argparse
 import os
 import re
 import sys
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 from sandbox import open_sandbox
 from sandbox.containers import connect
 
-from ..errors import UserError
-from ..failures import parse_ci_log
 from ..agent.context import FIX_SAMPLES
 from ..agent.search import SearchOptions
 from ..agent.types import AGENTS
+from ..errors import UserError
+from ..failures import parse_ci_log
 from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
 from ..fix.environment import EnvRequest, prepare_environment
 from ..fix.patch import PatchRejected, apply_patch
 from ..fix.pipeline import FixOptions, FixRun, fix
 from ..fix.result import FixResult, write_outputs
-from ..fix.types import Checkout
 from ..fix.testrun import TestCommand
+from ..fix.types import Checkout
 from ..llm import parse_model_spec
-from ..llm.spec import require_tools
 from ..llm.lazy import LazyModel
+from ..llm.spec import require_tools
 from .options import add_model_args, add_samples_arg, check_samples
 
 
@@ -124,7 +124,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser = sub.add_parser(
         "fix", help="repair a repository's failing tests: a verified, minimal patch",
         description="Copies the repository into the Docker sandbox (the project and its declared dependencies "
-                    "installed by pip once, in a build container, and cached as an image), runs its tests, re-runs the failures (a failure that does not repeat is "
+                    "installed by pip once, in a build container, and cached as an image), runs its tests, re-runs "
+                    "the failures (a failure that does not repeat is "
                     "flaky), ranks the functions to blame (traceback frames, the failing assertion's calls, per-test "
                     "coverage), repairs them with the agent, re-runs the whole suite, and writes fix.patch, "
                     "report.json and report.md. Exit status: 0 fixed, 1 not fixed, 2 bad input, 3 nothing to fix "
@@ -142,7 +143,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--max-targets", type=int, default=4, metavar="N",
                         help="functions tried in all, best-ranked first (default 4)")
     parser.add_argument("--agent", choices=AGENTS, default="reflect",
-                        help="the repair design: reflect (default), thought-patch or tool-call (see fixbot eval --help)")
+                        help="the repair design: reflect (default), thought-patch or tool-call "
+                             "(see fixbot eval --help)")
     add_samples_arg(parser, FIX_SAMPLES)
     parser.add_argument("--no-search", action="store_true",
                         help="skip the mutation search (one-edit variants of the function, and of each failing model "

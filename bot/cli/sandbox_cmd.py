@@ -7,8 +7,17 @@ from pathlib import Path
 
 from sandbox import Limits, open_sandbox
 from sandbox.containers import connect, leftovers, remove
-from sandbox.image import (DEFAULT_PYTHON, IMAGE_ENV_VAR, PYTHONS, ImageSpec, build_command, build_from_dockerfile,
-                           build_offline, default_image, image_exists)
+from sandbox.image import (
+    DEFAULT_PYTHON,
+    IMAGE_ENV_VAR,
+    PYTHONS,
+    ImageSpec,
+    build_command,
+    build_from_dockerfile,
+    build_offline,
+    default_image,
+    image_exists,
+)
 
 from ..errors import UserError
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import re
 import textwrap
+from collections.abc import Sequence
 from pathlib import PurePosixPath, PureWindowsPath
-from typing import Sequence
 
 from bot.failures.types import Failure, Frame
 

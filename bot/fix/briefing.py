@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import re
 import textwrap
-from typing import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 from bot.agent import Target
 from bot.agent.code import changed_lines

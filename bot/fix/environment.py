@@ -12,8 +12,8 @@ import json
 import re
 import shutil
 import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Callable, Sequence
 
 import docker
 
@@ -23,8 +23,15 @@ from bot.fix.pip_settings import PipSettings, pip_settings
 from bot.fix.python_choice import PythonChoice, choose_python
 from bot.fix.types import Checkout
 from sandbox.builder import SRC, BuildBox, BuildSpec, CommandResult, build_box
-from sandbox.image import PYTHONS, ImageSpec, build_from_dockerfile, build_offline, default_image, image_exists, \
-    require_image
+from sandbox.image import (
+    PYTHONS,
+    ImageSpec,
+    build_from_dockerfile,
+    build_offline,
+    default_image,
+    image_exists,
+    require_image,
+)
 
 ENV_REPOSITORY = "fixbot-env"
 LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
@@ -179,7 +186,8 @@ def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: s
         labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock)}
         # Always this build's own image, never another project's with the same lock: the project's setup.py ran
         # in this build and may have written anywhere (a sitecustomize.py would run in the other's tests).
-        box.commit(*cached.split(":"), labels)
+        repository, tag = cached.split(":")
+        box.commit(repository, tag, labels)
     tag = lock_tag(python, lock)  # the newest build of this lock, for people; runs reuse by the inputs' tag
     client.images.get(cached).tag(*tag.split(":"))
     return tag, lock

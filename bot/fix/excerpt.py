@@ -17,8 +17,8 @@ import keyword
 import math
 import re
 import textwrap
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from bot.agent import Target
 from bot.agent.code import statement_blocks
@@ -170,7 +170,8 @@ def excerpt(whole: str, scores: Mapping[int, float]) -> Excerpt | None:
         return None
     first, stop = best[3], best[4]
     indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())]
-    head = func.body[0].end_lineno if body is not func.body else body[0].lineno - 1  # through the docstring
+    docstring = func.body[0]
+    head = (docstring.end_lineno or docstring.lineno) if body is not func.body else body[0].lineno - 1  # through it
     body_indent = lines[body[0].lineno - 1][:body[0].col_offset]
     found = Excerpt(whole=whole, first=first, stop=stop, indent=indent, head=head, body_indent=body_indent)
     try:

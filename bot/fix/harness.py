@@ -8,14 +8,13 @@ failing test and breaks a neighbour is a failed attempt whose feedback names wha
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
-
-from sandbox import Sandbox
 
 from bot.agent.parts import function_parts
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
+from sandbox import Sandbox
 
 from .briefing import without_shown
 from .spans import Span, replace_span

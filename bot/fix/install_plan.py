@@ -10,14 +10,21 @@ import configparser
 import hashlib
 import json
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any, Sequence
+from typing import Any
 
 from packaging.utils import canonicalize_name
 
 from .python_sources import read_pyproject
-from .requirement_files import (DECLARATION_FILE, chosen_requirement_files, install_roots, read_closure,
-                                relocate, scan_lines)
+from .requirement_files import (
+    DECLARATION_FILE,
+    chosen_requirement_files,
+    install_roots,
+    read_closure,
+    relocate,
+    scan_lines,
+)
 from .setup_py import read_setup_py
 from .tox_deps import ToxDeps, read_tox
 from .types import Checkout

@@ -31,9 +31,9 @@ import ast
 import math
 import posixpath
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Iterable, Sequence
 
 from bot.failures import Failure
 from bot.fix.paths import clean_root, is_test_path, under

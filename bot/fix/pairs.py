@@ -9,8 +9,8 @@ caller's code calls the helper by name."""
 from __future__ import annotations
 
 import ast
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
-from typing import Mapping, Sequence
 
 from .briefing import target_source
 from .result import TargetRepair

@@ -8,8 +8,8 @@ import os
 import shutil
 import subprocess
 import tempfile
+from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePosixPath
-from typing import Iterable, Mapping
 
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError

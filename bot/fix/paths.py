@@ -3,8 +3,8 @@ the ranking of targets, and the patch's scope guard."""
 from __future__ import annotations
 
 import fnmatch
+from collections.abc import Iterable
 from pathlib import PurePosixPath
-from typing import Iterable
 
 TEST_PARTS = ("tests", "test", "testing")
 

@@ -10,9 +10,9 @@ import ast
 import hashlib
 import subprocess
 import sys
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Iterable, Mapping
 from urllib.parse import urlsplit
 
 from pip._internal.models.index import PyPI  # pip's own default index; no host name is written here

@@ -8,11 +8,12 @@ from __future__ import annotations
 
 import time
 import traceback
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Mapping
+from typing import Any
 
-from bot.agent import AgentContext, Attempt, Budgets, Target, repair
+from bot.agent import AgentContext, Attempt, Budgets, Target
 from bot.agent import Failure as AgentFailure
 from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName, RepairInterrupted, SearchRound
@@ -128,6 +129,8 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
             target = replace(target, source=part.source, context=excerpt_context(target, part))
         budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()),
                           max_tokens_per_call=answer_tokens(target.source, Budgets.max_tokens_per_call))
+        from bot.agent.graph import repair  # langgraph's second of imports only when a repair runs
+
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=target,
                                      failure=AgentFailure(summary=first.feedback, tests=harness.shown), budgets=budgets,
                                      search=options.search, agent=options.agent, samples=options.samples,
@@ -311,15 +314,14 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
     started = time.monotonic()
     deadline = started + options.wall_s - ctx.setup_s  # the budget covers building the environment too
     work = _Work(checkout, dict(checkout.files))
-    base = dict(repository=checkout.root, test_command=str(options.test_command), model=model)
 
-    def done(status: FixStatus, message: str, **more) -> FixResult:
+    def done(status: FixStatus, message: str, **more: Any) -> FixResult:
         model_s = sum(a.latency_s for r in work.repairs for a in r.attempts)
         timings = Timings(round(ctx.setup_s, 2), round(ctx.tests_s, 2), round(model_s, 2),
                           round(time.monotonic() - started + ctx.setup_s, 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
                          flaky=work.flaky, targets=tuple(work.ranked), repairs=tuple(work.swept + work.repairs),
-                         **base, **more)
+                         repository=checkout.root, test_command=str(options.test_command), model=model, **more)
 
     try:
         with alarm_at(deadline + STOP_GRACE_S):

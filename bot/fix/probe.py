@@ -34,18 +34,18 @@ import sys
 import threading
 import time
 import traceback
-
-import pytest
+from typing import Any
 
 import fixbot_probe_memory as memory
+import pytest
 
 pytest_plugins = ("fixbot_probe_variants",)  # idle without $FIXBOT_VARIANTS
-_outcomes = {}
-_durations = {}
-_timeouts = set()
-_memory = set()  # the tests (or modules) the memory guard stopped
-_stacks = {}  # node id -> [[path, line, function, code], ...], outermost first: where a stopped test was
-_state = {"cov": None, "rootdir": None, "limit": 0.0, "running": None, "fired": set(), "select": None,
+_outcomes: dict[str, str] = {}
+_durations: dict[str, float] = {}
+_timeouts: set[str] = set()
+_memory: set[str] = set()  # the tests (or modules) the memory guard stopped
+_stacks: dict[str, list[list[object]]] = {}  # node id -> [[path, line, function, code], ...], outermost first
+_state: dict[str, Any] = {"cov": None, "rootdir": None, "limit": 0.0, "running": None, "fired": set(), "select": None,
           "collected": set(), "broken": [], "stderr": None, "old_handler": None, "watchdog": None, "out": None}
 SKIP_PARTS = ("tests", "test", "testing")
 WORSE = ("failed", "error", "missing")

@@ -11,6 +11,7 @@ import gc
 import os
 import signal
 import threading
+from typing import Any
 
 # a list-growing loop takes ~500 MB/s: the rest of the limit is the margin for a poll, the runner and the work dir
 MEMORY_SHARE = 0.8
@@ -18,7 +19,7 @@ MEMORY_POLL_S = 0.05
 MEMORY_GROWTH = 0.05  # share of the limit a phase must have grown by to be blamed (not memory it inherited)
 CGROUP_LIMITS = ("/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes")  # v2, v1
 # its threshold (bytes, 0: no guard), the phase it watches, the tests it stopped
-_state = {"threshold": 0, "growth": 0, "statm": -1, "phase": None, "fired": set(), "collect": False,
+_state: dict[str, Any] = {"threshold": 0, "growth": 0, "statm": -1, "phase": None, "fired": set(), "collect": False,
           "old_handler": None, "lock": threading.Lock(), "busy": threading.Event(), "stop": threading.Event(),
           "on_stop": None}
 

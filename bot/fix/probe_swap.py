@@ -21,9 +21,9 @@ Standard library only: this file runs inside the sandbox's Python (3.9+), never 
 import cProfile
 import dis
 import functools
+import gc
 import importlib.util
 import linecache
-import gc
 import os
 import sys
 import types
@@ -61,7 +61,7 @@ class CallWatch:
         return [entry.code for entry in self._profile.getstats() if isinstance(entry.code, types.CodeType)]
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _real(path):
     return os.path.realpath(path)
 
@@ -73,7 +73,7 @@ class Index:
     def __init__(self, paths, before, ran):
         reals = {_real(p) for p in paths}
         self.modules = {}
-        for name, module in list(sys.modules.items()):
+        for module in list(sys.modules.values()):
             path = getattr(module, "__file__", None)
             if isinstance(path, str) and _real(path) in reals:
                 self.modules.setdefault(_real(path), []).append(module)

@@ -29,10 +29,9 @@ import sys
 import time
 import warnings
 
-import pytest
-
 import fixbot_probe as probe
 import fixbot_probe_swap as swap
+import pytest
 
 OOM_COUNTERS = (("/sys/fs/cgroup/memory.events", "oom_kill"),  # as sandbox/runner.py reads them: v2, v1
                 ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"))

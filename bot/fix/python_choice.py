@@ -5,16 +5,25 @@ Nearness matters: a project tested on 3.7 gets 3.9 rather than 3.11 when both ar
 removes things (`collections.Mapping` went in 3.10) and old projects break on the newest one."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from bot.errors import UserError
 
-from .python_sources import (Listed, Specified, Wanted, parse_version_entry, poetry_python, python_version_file,
-                             requires_python, tox_envlist, travis_pythons)
+from .python_sources import (
+    Listed,
+    Specified,
+    Wanted,
+    parse_version_entry,
+    poetry_python,
+    python_version_file,
+    requires_python,
+    tox_envlist,
+    travis_pythons,
+)
 from .python_workflow import job_python_versions
 from .types import Checkout
 

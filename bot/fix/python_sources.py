@@ -76,7 +76,7 @@ def python_version_file(checkout: Checkout) -> Listed | None:
     if ".python-version" not in checkout.files:
         return None
     lines = [line.strip() for line in checkout.text(".python-version").splitlines()]
-    first = next((line for line in lines if line and not line.startswith("#")), None)
+    first = next((line for line in lines if line and not line.startswith("#")), "")
     wanted = parse_version_entry(first, cpython_only=True) if first else None
     if wanted is None:  # "system", "pypy3.9", a conda name: says nothing about which CPython
         return None
@@ -232,7 +232,9 @@ def poetry_python(checkout: Checkout) -> Specified | None:
 
 def _split_top_level(text: str) -> list[str]:
     """Split an envlist on commas and newlines outside braces."""
-    items, depth, current = [], 0, []
+    items: list[str] = []
+    current: list[str] = []
+    depth = 0
     for char in text:
         depth += (char == "{") - (char == "}")
         if depth == 0 and char in ",\n":
@@ -245,7 +247,7 @@ def _split_top_level(text: str) -> list[str]:
 
 
 def _brace_choices(inner: str) -> list[str]:
-    choices = []
+    choices: list[str] = []
     for choice in inner.split(","):
         choice = choice.strip()
         bounds = re.fullmatch(r"(\d+)\s*-\s*(\d+)", choice)  # tox 4's ranges: py3{8-10}
@@ -330,8 +332,8 @@ def travis_pythons(checkout: Checkout) -> Listed | None:
     except yaml.YAMLError:
         return None
     entries = _travis_entries(data)
-    pairs = [(e, parse_version_entry(e, cpython_only=True)) for e in entries]
-    pairs = [(e, w) for e, w in pairs if w is not None]
+    parsed = [(e, parse_version_entry(e, cpython_only=True)) for e in entries]
+    pairs = [(e, w) for e, w in parsed if w is not None]
     if not pairs:
         return None
     return Listed(origin=".travis.yml python", wanted=", ".join(entries), names=tuple(e for e, _ in pairs),

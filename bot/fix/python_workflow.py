@@ -163,7 +163,8 @@ def _setup_python_versions(workflow: dict, job: dict, matrix: dict) -> list[str]
     for step in steps if isinstance(steps, list) else []:
         if not isinstance(step, dict) or not str(step.get("uses", "")).lower().startswith("actions/setup-python"):
             continue
-        inputs = step.get("with") if isinstance(step.get("with"), dict) else {}
+        given = step.get("with")
+        inputs = given if isinstance(given, dict) else {}
         if "python-version" not in inputs:  # python-version-file: the caller reads that file
             continue
         env = _env(workflow.get("env"), job.get("env"), step.get("env"), matrix=matrix)
@@ -190,8 +191,7 @@ def job_python_versions(workflow_text: str, job_name: str) -> tuple[str, ...]:
         if not isinstance(job, dict):
             continue
         strategy = job.get("strategy")
-        has_matrix = isinstance(strategy, dict) and "matrix" in strategy
-        combinations = _expand(strategy["matrix"]) if has_matrix else [{}]
+        combinations = _expand(strategy["matrix"]) if isinstance(strategy, dict) and "matrix" in strategy else [{}]
         matched = [c for c in combinations or [] if _name_pattern(str(job_id), job, c).fullmatch(name)]
         if not matched and name in (str(job_id), str(job.get("name"))):
             matched = combinations or [{}]  # the job as a whole; a computed matrix resolves nothing

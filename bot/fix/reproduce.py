@@ -3,14 +3,13 @@ that the suite's own speed sets."""
 from __future__ import annotations
 
 import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Callable, Mapping, Sequence
-
-from sandbox import Sandbox
 
 from bot.errors import UserError
 from bot.failures import Failure
 from bot.llm import LLM
+from sandbox import Sandbox
 
 from .result import RunSummary
 from .testrun import TestCommand, run_tests

@@ -9,8 +9,8 @@ from __future__ import annotations
 import posixpath
 import re
 import shlex
+from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Iterator
 
 from .types import Checkout
 

@@ -31,7 +31,7 @@ class RunSummary:
     timed_out: bool
 
     @classmethod
-    def of(cls, purpose: str, run: TestRun) -> "RunSummary":
+    def of(cls, purpose: str, run: TestRun) -> RunSummary:
         return cls(purpose, " ".join(run.command), len(run.passed), tuple(sorted(run.failed)), round(run.duration_s, 2),
                    run.exit_code, run.timed_out)
 
@@ -138,7 +138,8 @@ def to_markdown(result: FixResult) -> str:
                 lines.append(f"  - actual `{f.actual}`, expected `{f.expected}`")
         lines.append("")
     if result.flaky:
-        lines += ["## Flaky (failed once, passed on the re-run; not fixed)", ""] + [f"- `{t}`" for t in result.flaky] + [""]
+        flaky = [f"- `{t}`" for t in result.flaky]
+        lines += ["## Flaky (failed once, passed on the re-run; not fixed)", "", *flaky, ""]
     if result.explanation:
         lines += ["## Root cause", "", result.explanation, ""]
     if result.diff:
@@ -146,7 +147,8 @@ def to_markdown(result: FixResult) -> str:
     if result.best:
         lines += _best_lines(result.best)
     if result.repairs:
-        lines += ["## Attempts", "", "| target | attempt | node | outcome | tokens | seconds |", "|---|---|---|---|---|---|"]
+        lines += ["## Attempts", "", "| target | attempt | node | outcome | tokens | seconds |",
+                  "|---|---|---|---|---|---|"]
         for repair in result.repairs:
             for a in repair.attempts:
                 lines.append(f"| {repair.where} | {a.iteration} | {a.node} | "

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass
+from typing import TypeGuard
 
 
 @dataclass(frozen=True)
@@ -29,7 +30,7 @@ def read_setup_py(source: str) -> SetupPy:
                    tests_require=_strings(keywords.get("tests_require")))
 
 
-def _is_setup(node: ast.AST) -> bool:
+def _is_setup(node: ast.AST) -> TypeGuard[ast.Call]:
     if not isinstance(node, ast.Call):
         return False
     func = node.func
@@ -42,7 +43,7 @@ def _setup_call(tree: ast.Module) -> ast.Call | None:
     that passes extras_require or tests_require, else the first."""
     calls = [node for node in ast.walk(tree) if _is_setup(node)]
     wanted = [c for c in calls if any(k.arg in ("extras_require", "tests_require") for k in c.keywords)]
-    return (wanted or calls or [None])[0]  # type: ignore[return-value]
+    return next(iter(wanted or calls), None)
 
 
 def _module_bindings(tree: ast.Module) -> dict[str, ast.expr]:
@@ -76,7 +77,7 @@ def _extra_names(node: ast.expr | None) -> tuple[str, ...] | None:
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict" and not node.args:
         if any(k.arg is None for k in node.keywords):
             return None
-        keys = [k.arg for k in node.keywords]  # type: ignore[misc]
+        keys = [k.arg for k in node.keywords if k.arg is not None]  # none is None: checked above
     else:
         return None
     names = (key.partition(":")[0].strip() for key in keys)

@@ -11,15 +11,14 @@ import logging
 import math
 import re
 import shlex
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from importlib import resources
-from typing import Iterable, Mapping, Sequence
-
-from sandbox import Job, Limits, RunResult, Sandbox
 
 from bot.errors import UserError
 from bot.failures import Failure, Frame, ParseError, parse_junit, parse_pytest_output
 from bot.feedback import MEMORY_ERROR, NOT_COLLECTED, TIMEOUT_ERROR
+from sandbox import Job, Limits, RunResult, Sandbox
 
 from .types import TestRun
 
@@ -72,7 +71,7 @@ class TestCommand:
     launcher: tuple[str, ...] = ("pytest",)  # the words before `args` as the user wrote them (shown by str)
 
     @classmethod
-    def parse(cls, text: str | None) -> "TestCommand":
+    def parse(cls, text: str | None) -> TestCommand:
         # unittest_cmd raises this module's BadTestCommand, so it is imported here, not at the top (a cycle)
         from .unittest_cmd import UNITTEST_PREFIXES, parse_unittest
 

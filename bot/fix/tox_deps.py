@@ -11,8 +11,8 @@ from __future__ import annotations
 import configparser
 import re
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Mapping
 
 from .python_sources import expand_env, tox_env_python
 from .types import Checkout
@@ -41,7 +41,7 @@ def read_tox(checkout: Checkout, *, python: str | None = None) -> ToxDeps | None
     for path, table in (("pyproject.toml", ("tool", "tox")), ("tox.toml", ())):
         if path in checkout.files:
             try:
-                data = tomllib.loads(checkout.text(path))
+                data: object = tomllib.loads(checkout.text(path))
             except tomllib.TOMLDecodeError as exc:
                 return ToxDeps(source=path, env="", deps=(), extras=(), note=f"{path}: not valid TOML ({exc})")
             for key in table:

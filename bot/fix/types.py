@@ -1,8 +1,9 @@
 """Records that cross the borders of `bot.fix`: the checkout, one test run, a ranked target, the outcome."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Literal, Mapping
+from typing import Literal
 
 from bot.failures import Failure
 

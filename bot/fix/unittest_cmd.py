@@ -12,9 +12,9 @@ from __future__ import annotations
 import argparse
 import ast
 import posixpath
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Mapping, Sequence
 
 from .testrun import BadTestCommand
 

@@ -73,7 +73,8 @@ def _attempts(result: FixResult) -> list[str]:
     rows = [(r, a) for r in result.repairs for a in r.attempts]
     if not rows:
         return []
-    lines = ["#### Attempts", "", "| function | attempt | node | outcome | tokens | seconds |", "|---|---|---|---|---|---|"]
+    lines = ["#### Attempts", "", "| function | attempt | node | outcome | tokens | seconds |",
+             "|---|---|---|---|---|---|"]
     for repair, a in rows[:_MAX_ATTEMPT_ROWS]:
         where = code(f"{repair.target.path}::{repair.target.qualname}", in_table=True)
         lines.append(f"| {where} | {a.iteration} | {a.node} | {a.outcome} | "
@@ -141,6 +142,7 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
 def source_comment(result: FixResult, *, pr_number: int, pr_url: str) -> str:
     """The note on the PR whose run failed, pointing at the fix."""
     tests = _tests(result)
-    which = f" (failing: {code(tests[0])}" + (f" and {len(tests) - 1} more)" if len(tests) > 1 else ")") if tests else ""
+    more = f" and {len(tests) - 1} more" if len(tests) > 1 else ""
+    which = f" (failing: {code(tests[0])}{more})" if tests else ""
     return (f"fixbot opened {link(f'#{pr_number}', pr_url)} with a fix for {code(_function(result))}{which}. "
             "It is a proposal: review it before merging.")

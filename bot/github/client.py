@@ -6,8 +6,9 @@ connections) is retried at the HTTP layer by PyGithub's `GithubRetry`; what rema
 from __future__ import annotations
 
 import re
+from contextlib import AbstractContextManager
 from dataclasses import dataclass
-from typing import Any, ContextManager
+from typing import Any
 
 import requests
 import tenacity
@@ -60,7 +61,7 @@ def retry_policy(settings: RetrySettings) -> GithubRetry:
 
 
 def connect(token: str, *, repo: str, base_url: str = DEFAULT_BASE_URL,
-            retry: RetrySettings = RetrySettings(), per_page: int = 100) -> "GitHubRepo":
+            retry: RetrySettings = RetrySettings(), per_page: int = 100) -> GitHubRepo:
     """Open `repo` ("owner/name"). One GET checks the token and the access now, not halfway through a publish.
 
     `base_url` is the REST root: https://api.github.com, or https://HOST/api/v3 for GitHub Enterprise Server."""
@@ -108,7 +109,7 @@ class GitHubRepo:
     def __repr__(self) -> str:  # never the token
         return f"GitHubRepo({self.full_name!r})"
 
-    def __enter__(self) -> "GitHubRepo":
+    def __enter__(self) -> GitHubRepo:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -120,7 +121,7 @@ class GitHubRepo:
     def redact(self, text: str) -> str:
         return redact(text, self._secrets)
 
-    def call(self, action: str) -> ContextManager[None]:
+    def call(self, action: str) -> AbstractContextManager[None]:
         """Wrap PyGithub calls: failures become a `GitHubError` that names `action`."""
         return translated(action, self._secrets)
 

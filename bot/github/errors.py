@@ -6,7 +6,8 @@ headers, could in principle carry a secret; the CLI prints a `UserError` as one 
 from __future__ import annotations
 
 import contextlib
-from typing import Any, Iterator, Sequence
+from collections.abc import Iterator, Sequence
+from typing import Any
 
 import requests
 from github import BadCredentialsException, GithubException, RateLimitExceededException

@@ -13,8 +13,8 @@ from __future__ import annotations
 import base64
 import logging
 import re
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Mapping, Sequence
 
 from github import GithubException, InputGitTreeElement
 from github.PullRequest import PullRequest

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import yaml
 
@@ -133,7 +133,11 @@ def _test_steps(path: str, jobs: dict) -> list[TestStep]:
 def _uses_fixbot(jobs: dict) -> bool:
     return any(str(step.get("uses", "")).lower().startswith(FIXBOT_ACTION + "@")
                for job in jobs.values() if isinstance(job, dict)
-               for step in (job.get("steps") if isinstance(job.get("steps"), list) else []) if isinstance(step, dict))
+               for step in _list(job.get("steps")) if isinstance(step, dict))
+
+
+def _list(value: object) -> list[Any]:
+    return value if isinstance(value, list) else []
 
 
 def _push_branches(data: dict) -> tuple[str, ...]:

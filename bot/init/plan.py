@@ -8,17 +8,24 @@ from pathlib import Path
 
 import yaml
 
-from sandbox.image import DEFAULT_PYTHON, PYTHONS
-
 from bot.errors import UserError
 from bot.fix.python_choice import PythonChoice, choose_python
 from bot.fix.testrun import TestCommand
+from sandbox.image import DEFAULT_PYTHON, PYTHONS
 
 from .ci import CiWorkflow, ci_workflows
 from .install import install_lines
 from .repo import InitError, Repo, read_repo
-from .templates import (GRANTS, Grant, InJob, Trigger, config_file, dispatch_workflow, in_job_workflow,
-                        workflow_run_workflow)
+from .templates import (
+    GRANTS,
+    Grant,
+    InJob,
+    Trigger,
+    config_file,
+    dispatch_workflow,
+    in_job_workflow,
+    workflow_run_workflow,
+)
 from .test_command import DetectedTests, detect_tests
 
 WORKFLOW_PATH = ".github/workflows/fixbot.yml"
@@ -110,8 +117,9 @@ def _python(repo: Repo, ci: CiWorkflow | None, notes: list[str]) -> tuple[Python
     except UserError as exc:
         notes.append(f"Python {DEFAULT_PYTHON}, the default: {exc}")
         return PythonChoice(version=DEFAULT_PYTHON, source="default", wanted=""), "default"
-    from_ci = ci is not None and versions and choice.wanted == ", ".join(versions)
-    return choice, f"{choice.source} in {ci.path}" if from_ci else choice.source
+    if ci is not None and versions and choice.wanted == ", ".join(versions):
+        return choice, f"{choice.source} in {ci.path}"
+    return choice, choice.source
 
 
 def _workflow_text(repo: Repo, trigger: Trigger, tests: DetectedTests, python: PythonChoice, python_source: str,

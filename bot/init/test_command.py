@@ -9,9 +9,9 @@ import posixpath
 import re
 import shlex
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-from typing import Callable
 
 from bot.fix.paths import is_test_path
 from bot.fix.testrun import BadTestCommand, TestCommand

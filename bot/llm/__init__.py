@@ -6,8 +6,16 @@ imported only when a backend that needs them is opened.
 from __future__ import annotations
 
 from .bundled import bundled_model_path, cache_dir, ensure_bundled_model
-from .errors import (BadAPIKey, BadModelSpec, LLMError, LLMRequestFailed, MissingAPIKey, ModelUnavailable,
-                     ScriptExhausted, ToolsUnsupported)
+from .errors import (
+                     BadAPIKey,
+                     BadModelSpec,
+                     LLMError,
+                     LLMRequestFailed,
+                     MissingAPIKey,
+                     ModelUnavailable,
+                     ScriptExhausted,
+                     ToolsUnsupported,
+)
 from .scripted import ScriptedLLM
 from .spec import DEFAULT_MODEL, ModelSpec, open_llm, parse_model_spec
 from .types import LLM, Completion, JsonLLM, Message, Tool, ToolCall, ToolLLM

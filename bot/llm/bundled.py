@@ -11,9 +11,9 @@ import importlib.util
 import json
 import os
 import tempfile
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Sequence
 
 from .errors import ModelUnavailable
 

@@ -15,7 +15,7 @@ a grammar made from the tool's JSON Schema, in the backend).
 from __future__ import annotations
 
 import json
-from typing import Sequence
+from collections.abc import Sequence
 
 from .types import Message, Tool
 

@@ -30,7 +30,8 @@ def check_gguf(path: Path) -> None:
         with path.open("rb") as f:
             magic = f.read(4)
     except FileNotFoundError:
-        raise ModelUnavailable(f"no model file at {path}: give the path of a .gguf file, or use llamacpp:bundled") from None
+        raise ModelUnavailable(f"no model file at {path}: give the path of a .gguf file, "
+                               "or use llamacpp:bundled") from None
     except OSError as exc:
         raise ModelUnavailable(f"cannot read the model file {path}: {exc.strerror or exc}") from exc
     if magic != GGUF_MAGIC:

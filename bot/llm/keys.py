@@ -10,8 +10,8 @@ import logging
 import os
 import threading
 import time
+from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Callable, Mapping
 from urllib.parse import urlsplit
 
 from .errors import BadAPIKey, MissingAPIKey

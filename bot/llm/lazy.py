@@ -3,7 +3,8 @@ a 1 GB model."""
 from __future__ import annotations
 
 import threading
-from typing import Any, Callable, Sequence
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from .errors import ToolsUnsupported
 from .spec import open_llm

@@ -11,9 +11,10 @@ import sys
 import tempfile
 import time
 import urllib.request
+from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator
+from typing import IO
 
 from .bundled import LOCAL_EXTRA
 from .errors import ModelUnavailable
@@ -56,7 +57,7 @@ def serve_gguf(model_path: Path, *, alias: str = "bundled", n_ctx: int = 4096, n
                 proc.wait(timeout=15)
 
 
-def _wait_ready(proc: subprocess.Popen, base: str, log, timeout_s: float) -> None:  # type: ignore[no-untyped-def]
+def _wait_ready(proc: subprocess.Popen[bytes], base: str, log: IO[bytes], timeout_s: float) -> None:
     deadline = time.monotonic() + timeout_s
     while True:
         if proc.poll() is not None:

@@ -5,8 +5,9 @@ import json
 import os
 import threading
 import time
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any
 
 from .bundled import LOCAL_EXTRA
 from .chatml_tools import render
@@ -56,7 +57,7 @@ class LlamaCppLLM:
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, *, n_ctx: int = 4096, n_threads: int | None = None,
-                  progress: bool = True, verbose: bool = False) -> "LlamaCppLLM":
+                  progress: bool = True, verbose: bool = False) -> LlamaCppLLM:
         return cls(resolve_gguf(spec, progress=progress), n_ctx=n_ctx, n_threads=n_threads, name=str(spec),
                    verbose=verbose)
 
@@ -134,7 +135,7 @@ class LlamaCppLLM:
         if llama is not None:
             llama.close()
 
-    def __enter__(self) -> "LlamaCppLLM":
+    def __enter__(self) -> LlamaCppLLM:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -9,7 +9,8 @@ import logging
 import os
 import random
 import time
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
@@ -57,7 +58,7 @@ class OpenAILLM:
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, *, api_base: str | None = None, api_key: str | None = None,
-                  timeout_s: float = 120.0, max_retries: int = 5) -> "OpenAILLM":
+                  timeout_s: float = 120.0, max_retries: int = 5) -> OpenAILLM:
         return cls(spec.target, api_base=api_base, api_key=api_key, timeout_s=timeout_s, max_retries=max_retries)
 
     @property

@@ -13,8 +13,9 @@ from __future__ import annotations
 import multiprocessing
 import signal
 import threading
+from collections.abc import Sequence
 from multiprocessing.connection import Connection
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import LLMError, LLMRequestFailed, ToolsUnsupported
 from .types import Completion, Message, Tool
@@ -142,7 +143,7 @@ class ModelPool:
         for child in self._children:
             child.close()
 
-    def __enter__(self) -> "ModelPool":
+    def __enter__(self) -> ModelPool:
         return self
 
     def __exit__(self, *exc: object) -> None:

@@ -4,8 +4,9 @@ from __future__ import annotations
 import json
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import BadModelSpec, ScriptExhausted
 from .spec import ModelSpec
@@ -29,11 +30,11 @@ class ScriptedLLM:
         self._lock = threading.Lock()
 
     @classmethod
-    def from_spec(cls, spec: ModelSpec) -> "ScriptedLLM":
+    def from_spec(cls, spec: ModelSpec) -> ScriptedLLM:
         return cls(load_script(Path(spec.target).expanduser()), name=str(spec))
 
     @classmethod
-    def from_file(cls, path: str | Path) -> "ScriptedLLM":
+    def from_file(cls, path: str | Path) -> ScriptedLLM:
         return cls(load_script(Path(path)), name=f"scripted:{path}")
 
     def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,

@@ -10,8 +10,9 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable, Literal
+from typing import Any, Literal
 
 from .errors import BadModelSpec, ToolsUnsupported
 from .types import LLM

@@ -3,8 +3,9 @@ from __future__ import annotations
 
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import LLMRequestFailed, ModelUnavailable
 from .spec import ModelSpec
@@ -40,7 +41,7 @@ class TransformersLLM:
         self._lock = threading.Lock()  # seeding and generation must not interleave between threads
 
     @classmethod
-    def from_spec(cls, spec: ModelSpec, *, device: str | None = None) -> "TransformersLLM":
+    def from_spec(cls, spec: ModelSpec, *, device: str | None = None) -> TransformersLLM:
         return cls(spec.target, device=device, name=str(spec))
 
     def complete(self, messages: Sequence[Message], *, temperature: float = 0.0, max_tokens: int = 512,

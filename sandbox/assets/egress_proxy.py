@@ -6,22 +6,28 @@ Two halves joined by a Unix socket on a Docker volume that only the two containe
   forward PORT SOCKET            in the build container (no network at all): 127.0.0.1:PORT -> SOCKET
 Runs on the sandbox image's Python (3.9 and later), standard library only.
 """
+from __future__ import annotations
+
+import functools
 import os
 import socket
 import sys
 import threading
+from collections.abc import Callable
 
 BUFFER = 65536
 HEADER_LIMIT = 16384
 
+Rules = set[tuple[str, str]]  # (host, port); port "*" is 443 or 80
 
-def allowed(target, rules):
+
+def allowed(target: str, rules: Rules) -> bool:
     host, _, port = target.rpartition(":")
     host = host.strip("[]").lower().rstrip(".")
     return (host, port) in rules or (host, "*") in rules and port in ("443", "80")
 
 
-def read_head(conn):
+def read_head(conn: socket.socket) -> tuple[str | None, bytes]:
     data = b""
     while b"\r\n\r\n" not in data:
         chunk = conn.recv(4096)
@@ -32,7 +38,7 @@ def read_head(conn):
     return head.decode("latin-1"), rest
 
 
-def pipe(src, dst):
+def pipe(src: socket.socket, dst: socket.socket) -> None:
     try:
         while True:
             chunk = src.recv(BUFFER)
@@ -49,7 +55,7 @@ def pipe(src, dst):
                 pass
 
 
-def handle(conn, rules):
+def handle(conn: socket.socket, rules: Rules) -> None:
     with conn:
         head, rest = read_head(conn)
         words = (head or "").split("\r\n", 1)[0].split()
@@ -78,15 +84,15 @@ def handle(conn, rules):
             back.join()
 
 
-def parse_rules(args):
-    rules = set()
+def parse_rules(args: list[str]) -> Rules:
+    rules: Rules = set()
     for arg in args:
         host, sep, port = arg.lower().rpartition(":")
         rules.add((host, port) if sep and port.isdigit() else (arg.lower(), "*"))
     return rules
 
 
-def forward(conn, path):
+def forward(conn: socket.socket, path: str) -> None:
     with conn:
         upstream = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
@@ -100,23 +106,24 @@ def forward(conn, path):
             back.join()
 
 
-def main():
+def main() -> None:
     mode, args = sys.argv[1], sys.argv[2:]
+    work: Callable[[socket.socket], None]  # serves one accepted connection
     if mode == "serve":
         server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         server.bind(args[0])
         os.chmod(args[0], 0o666)
-        work, extra = handle, parse_rules(args[1:])
+        work = functools.partial(handle, rules=parse_rules(args[1:]))
     else:
         server = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         server.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         server.bind(("127.0.0.1", int(args[0])))
-        work, extra = forward, args[1]
+        work = functools.partial(forward, path=args[1])
     server.listen(64)
     print("ready", flush=True)
     while True:
         conn, _ = server.accept()
-        threading.Thread(target=work, args=(conn, extra), daemon=True).start()
+        threading.Thread(target=work, args=(conn,), daemon=True).start()
 
 
 if __name__ == "__main__":
