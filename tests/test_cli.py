@@ -1,9 +1,12 @@
 """The command line as a user meets it: help that explains, one-line errors, no tracebacks."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 
-from .conftest import run_fixbot
+from .conftest import REPO, run_fixbot
 
 
 @pytest.mark.parametrize("args", [[], ["sandbox"], ["sandbox", "build"], ["sandbox", "run"], ["sandbox", "gc"],
@@ -22,3 +25,14 @@ def test_run_without_command_is_one_line():
     result = run_fixbot("sandbox", "run")
     assert result.returncode == 2 and result.stderr.strip() == \
         "fixbot: error: no command given: fixbot sandbox run [--file F] -- python3 F"
+
+
+def test_the_command_line_loads_without_the_agent_graph():
+    """langgraph (a second of imports) loads when a repair runs, not for `--help` or a command's bad input."""
+    check = ("import sys, bot.cli.main, bot.agent, bot.fix.pipeline; "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] == 'langgraph'))")
+    out = subprocess.run([sys.executable, "-c", check], capture_output=True, text=True, cwd=REPO, check=True)
+    assert out.stdout.strip() == "[]"
+    from bot.agent import repair  # and the package still hands out the graph's entry point when asked
+
+    assert callable(repair)
