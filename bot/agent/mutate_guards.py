@@ -24,7 +24,7 @@ EMPTY = {ast.List: "[]", ast.ListComp: "[]", ast.Dict: "{}", ast.DictComp: "{}",
 
 
 class Text(Protocol):
-    """What of bot/agent/mutate.py's `_Text` the guards need."""
+    """What of bot/agent/mutate_text.py's `Text` the guards need."""
     source: str
     starts: list[int]
 

@@ -1,0 +1,274 @@
+"""The mutation operators: one generator per family of one-span edits, tried in the order of `OPERATORS`.
+
+Each family reads a `Scope` (the function's body, or the values of an assignment target, with its nodes and
+bound names) and yields `(family, edit)` pairs; bot/agent/mutate.py applies, checks and ranks them.
+"""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from .code import assigned_names, statement_blocks
+from .mutate_guards import guard_edits, own_lines_indent
+from .mutate_regex import literal_edits, pattern_literals
+from .mutate_text import Edit, Text, paren
+
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+Edits = Iterator[tuple[str, Edit]]  # (the operator's family, the edit)
+
+COMPARE = {ast.Lt: "<", ast.LtE: "<=", ast.Gt: ">", ast.GtE: ">=", ast.Eq: "==", ast.NotEq: "!=",
+           ast.Is: "is", ast.IsNot: "is not", ast.In: "in", ast.NotIn: "not in"}
+COMPARE_SWAPS = {"<": ["<=", ">", ">=", "!=", "=="], "<=": ["<", ">=", ">", "=="], ">": [">=", "<", "<=", "!=", "=="],
+                 ">=": [">", "<=", "<", "=="], "==": ["!=", "<=", ">=", "<", ">"], "!=": ["==", "<", ">"],
+                 "is": ["is not"], "is not": ["is"], "in": ["not in"], "not in": ["in"]}
+BINOP = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.Div: "/", ast.FloorDiv: "//", ast.Mod: "%", ast.Pow: "**",
+         ast.BitAnd: "&", ast.BitOr: "|", ast.BitXor: "^", ast.LShift: "<<", ast.RShift: ">>"}
+BINOP_SWAPS = {"+": ["-", "*"], "-": ["+"], "*": ["/", "//", "+", "**"], "/": ["//", "*"], "//": ["/", "%", "*"],
+               "%": ["//"], "**": ["*"], "&": ["|", "^"], "|": ["&", "^"], "^": ["|", "&"], "<<": [">>"],
+               ">>": ["<<"]}
+NON_COMMUTATIVE = {ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow}
+CALL_FAMILIES = [("min", "max"), ("any", "all"), ("sorted", "reversed"), ("append", "extend"), ("lower", "upper"),
+                 ("islower", "isupper"), ("startswith", "endswith"), ("floor", "ceil"), ("int", "round"),
+                 ("isdigit", "isalpha"), ("find", "rfind"), ("index", "rindex"), ("strip", "lstrip", "rstrip"),
+                 ("sum", "len"), ("keys", "values", "items"), ("remove", "pop")]
+SWAP_CALL = {name: [other for other in family if other != name] for family in CALL_FAMILIES for name in family}
+WRAPPERS = ("abs", "int", "float", "str", "list", "sorted", "reversed", "set", "len", "round", "max", "min")
+
+
+@dataclass(frozen=True, kw_only=True)
+class Scope:
+    """What the operators edit: a function's body (docstring left out), or an assignment target's values."""
+
+    text: Text
+    func: Function | ast.Module  # a Module: the assignments of a target such as a table of lambdas
+    body: list[ast.stmt]
+    nodes: list[ast.AST]  # every node of the body, outside f-strings (their positions are not reliable)
+    variables: list[str]  # names the scope binds, in order of first appearance
+
+    def segment(self, node: ast.AST) -> str:
+        return self.text.segment(node)
+
+
+def scope_of(text: Text, func: Function | ast.Module) -> Scope:
+    docstring = not isinstance(func, ast.Module) and ast.get_docstring(func, clean=False) is not None
+    body = func.body[1:] if docstring else func.body
+    in_fstring = {id(m) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.JoinedStr)
+                  for m in ast.walk(n) if m is not n}
+    nodes = [n for stmt in body for n in ast.walk(stmt) if id(n) not in in_fstring]
+    return Scope(text=text, func=func, body=body, nodes=nodes, variables=scope_names(func))
+
+
+def scope_names(func: ast.AST) -> list[str]:
+    """Parameters and names the function (or the lambdas of an assignment) binds, in order of first appearance."""
+    names: list[str] = []
+    if isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        a = func.args
+        names = [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs]]
+        names += [x.arg for x in (a.vararg, a.kwarg) if x is not None]
+    own = {n for stmt in func.body for n in assigned_names(stmt)} if isinstance(func, ast.Module) else set()
+    for node in ast.walk(func):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) and node.id not in own:
+            names.append(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not func:
+            names += [x.arg for x in node.args.args]
+    return list(dict.fromkeys(names))
+
+
+def uncalled(s: Scope) -> Edits:
+    """A lambda that returns a function instead of calling it: `lambda a, b: not check` -> `not check(a, b)`, for
+    a name of the enclosing scope that the lambda neither takes nor calls. Rare, so tried first: a few edits."""
+    for n in s.nodes:
+        if not isinstance(n, ast.Lambda) or not n.args.args:
+            continue
+        params = [a.arg for a in n.args.args]
+        called = {id(c.func) for c in ast.walk(n.body) if isinstance(c, ast.Call)}
+        for name in ast.walk(n.body):
+            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and id(name) not in called \
+                    and name.id in s.variables and name.id not in params:
+                yield "uncalled", (*s.text.span(name), f"{name.id}({', '.join(params)})")
+
+
+def compare(s: Scope) -> Edits:
+    for n in s.nodes:
+        if isinstance(n, ast.Compare):
+            operands = [n.left, *n.comparators]
+            for i, op in enumerate(n.ops):
+                where = s.text.between(operands[i], operands[i + 1], COMPARE[type(op)])
+                if where:
+                    for new in COMPARE_SWAPS[COMPARE[type(op)]]:
+                        yield "compare", (*where, new)
+
+
+def arithmetic(s: Scope) -> Edits:
+    """Arithmetic operators, in expressions and augmented assignments."""
+    for n in s.nodes:
+        if isinstance(n, ast.BinOp) and type(n.op) in BINOP:
+            where = s.text.between(n.left, n.right, BINOP[type(n.op)])
+            suffix = ""
+        elif isinstance(n, ast.AugAssign) and type(n.op) in BINOP:
+            where = s.text.between(n.target, n.value, BINOP[type(n.op)] + "=")
+            suffix = "="
+        else:
+            continue
+        if where:
+            for new in BINOP_SWAPS[BINOP[type(n.op)]]:
+                yield "arithmetic", (*where, new + suffix)
+
+
+def boolean(s: Scope) -> Edits:
+    for n in s.nodes:
+        if isinstance(n, ast.BoolOp):
+            old, new = ("and", "or") if isinstance(n.op, ast.And) else ("or", "and")
+            for left, right in zip(n.values, n.values[1:]):
+                where = s.text.between(left, right, old)
+                if where:
+                    yield "boolean", (*where, new)
+
+
+def drop_operand(s: Scope) -> Edits:
+    """Dropped operands: the excess-logic bugs."""
+    for n in s.nodes:
+        if isinstance(n, ast.BinOp):
+            start, end = s.text.span(n)
+            yield "drop-operand", (start, end, paren(s.segment(n.left)))
+            yield "drop-operand", (start, end, paren(s.segment(n.right)))
+        elif isinstance(n, ast.BoolOp):
+            start, end = s.text.span(n)
+            for i in range(len(n.values)):
+                rest = [s.segment(v) for j, v in enumerate(n.values) if j != i]
+                joined = f" {'and' if isinstance(n.op, ast.And) else 'or'} ".join(rest)
+                yield "drop-operand", (start, end, joined if len(rest) == 1 else f"({joined})")
+        elif isinstance(n, ast.UnaryOp) and isinstance(n.op, (ast.Not, ast.USub, ast.Invert)):
+            yield "drop-operand", (*s.text.span(n), paren(s.segment(n.operand)))
+
+
+def constant(s: Scope) -> Edits:
+    for n in s.nodes:
+        if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):  # bool is an int
+            start, end = s.text.span(n)
+            value = n.value
+            if isinstance(value, bool):
+                yield "constant", (start, end, str(not value))
+            elif isinstance(value, int):
+                for number in dict.fromkeys([value + 1, value - 1, 0, 1]):
+                    if number != value and number >= 0:
+                        yield "constant", (start, end, str(number))
+            else:
+                yield "constant", (start, end, repr(value + 1))
+                yield "constant", (start, end, repr(value - 1))
+
+
+def regex(s: Scope) -> Edits:
+    """Edits of regular expressions (bot/agent/mutate_regex.py)."""
+    for n in pattern_literals(s.nodes, s.segment):
+        start = s.text.span(n)[0]
+        for begin, end, new in literal_edits(s.segment(n), str(n.value)):
+            yield "regex", (start + begin, start + end, new)
+
+
+def guard(s: Scope) -> Edits:
+    """Missing None checks (bot/agent/mutate_guards.py); not for an assignment target."""
+    if not isinstance(s.func, ast.Module):
+        yield from (("guard", edit) for edit in guard_edits(s.text, s.func, s.body))
+
+
+def call(s: Scope) -> Edits:
+    """Calls from the same family (min/max, any/all, ...), and a wrapper call dropped."""
+    for n in s.nodes:
+        if isinstance(n, ast.Call):
+            name_node = n.func
+            name = name_node.id if isinstance(name_node, ast.Name) else (
+                name_node.attr if isinstance(name_node, ast.Attribute) else None)
+            if name in SWAP_CALL:
+                start, end = s.text.span(name_node)
+                if isinstance(name_node, ast.Attribute):
+                    start = end - len(name)
+                for other in SWAP_CALL[name]:
+                    yield "call", (start, end, other)
+            if isinstance(name_node, ast.Name) and name in WRAPPERS and len(n.args) == 1 and not n.keywords:
+                yield "unwrap", (*s.text.span(n), paren(s.segment(n.args[0])))
+
+
+def bound(s: Scope) -> Edits:
+    """+-1 on range arguments, slice bounds and indices."""
+    for n in s.nodes:
+        bounds: list[ast.AST] = []
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == "range":
+            bounds = list(n.args[:2])
+        elif isinstance(n, ast.Slice):
+            bounds = [b for b in (n.lower, n.upper) if b is not None]
+        elif isinstance(n, ast.Subscript) and not isinstance(n.slice, (ast.Slice, ast.Tuple)):
+            bounds = [n.slice]
+        for b in bounds:
+            if not isinstance(b, ast.Constant):
+                start, end = s.text.span(b)
+                for delta in (" + 1", " - 1"):
+                    yield "bound", (start, end, paren(s.segment(b)) + delta)
+
+
+def negate_or_insert(s: Scope) -> Edits:
+    """Negated conditions, and an inserted not / - / abs."""
+    for n in s.nodes:
+        test = n.test if isinstance(n, (ast.If, ast.While, ast.IfExp, ast.Assert)) else None
+        if test is not None and not isinstance(test, ast.Compare):
+            yield "negate", (*s.text.span(test), f"not {paren(s.segment(test))}")
+        if isinstance(n, ast.Return) and n.value is not None and not isinstance(n.value, (ast.Constant, ast.Tuple)):
+            start, end = s.text.span(n.value)
+            yield "insert", (start, end, f"not {paren(s.segment(n.value))}")
+            yield "insert", (start, end, f"-{paren(s.segment(n.value))}")
+            yield "insert", (start, end, f"abs({s.segment(n.value)})")
+        if isinstance(n, ast.BinOp) and isinstance(n.op, ast.Sub):
+            yield "insert", (*s.text.span(n), f"abs({s.segment(n)})")
+
+
+def variable(s: Scope) -> Edits:
+    """Another variable of the same scope."""
+    for n in s.nodes:
+        if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in s.variables:
+            for other in s.variables:
+                if other != n.id:
+                    yield "variable", (*s.text.span(n), other)
+
+
+def swap(s: Scope) -> Edits:
+    """Swapped operands of a non-commutative operator, and swapped arguments of a two-argument call."""
+    for n in s.nodes:
+        if isinstance(n, ast.BinOp) and type(n.op) in NON_COMMUTATIVE:
+            where = s.text.between(n.left, n.right, BINOP[type(n.op)])
+            if where:
+                start, end = s.text.span(n)
+                left, right = paren(s.segment(n.left)), paren(s.segment(n.right))
+                yield "swap", (start, end, f"{right} {BINOP[type(n.op)]} {left}")
+        elif isinstance(n, ast.Call) and len(n.args) == 2 and not any(isinstance(a, ast.Starred) for a in n.args):
+            a, b = n.args
+            start, end = s.text.span(a)[0], s.text.span(b)[1]
+            yield "swap", (start, end, f"{s.segment(b)}, {s.segment(a)}")
+
+
+def delete(s: Scope) -> Edits:
+    """A deleted statement (the only one of its block: `pass`); never in an assignment target, whose statement
+    defines the name."""
+    if isinstance(s.func, ast.Module):
+        return
+    for block in statement_blocks(s.body):
+        for stmt in block:
+            start, end = s.text.span(stmt)
+            line_start, line_end = s.text.starts[stmt.lineno - 1], s.text.starts[stmt.end_lineno]  # type: ignore[index]
+            if len(block) > 1 and own_lines_indent(s.text, stmt) is not None:
+                yield "delete", (line_start, line_end, "")
+            else:
+                yield "delete", (start, end, "pass")
+
+
+# the order edits are tried in: the rare and cheap first, the many (another variable, a deleted statement) last
+OPERATORS: tuple[Callable[[Scope], Edits], ...] = (
+    uncalled, compare, arithmetic, boolean, drop_operand, constant, regex, guard, call, bound, negate_or_insert,
+    variable, swap, delete)
+
+
+def scope_edits(text: Text, func: Function | ast.Module) -> Edits:
+    """Every edit of a function's body, or of the values of an assignment target (a Module of assignments)."""
+    scope = scope_of(text, func)
+    for operator in OPERATORS:
+        yield from operator(scope)
