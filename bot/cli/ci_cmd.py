@@ -28,14 +28,15 @@ from ..fix.patch import apply_patch, touched_files
 from ..fix.pipeline import FixOptions
 from ..fix.python_choice import job_python_versions
 from ..fix.result import FixResult, write_outputs
+from ..fix.run import fix_checkout
 from ..fix.testrun import TestCommand
+from ..fix.types import Checkout
 from ..github.client import GitHubRepo, connect
 from ..github.publish import publish
 from ..github.redact import redact as redact_text
 from ..github.types import JobInfo
 from ..llm import parse_model_spec
 from ..llm.spec import require_tools
-from .fix_cmd import fix_checkout
 
 OUT_DIR = "fixbot-out"
 
@@ -141,6 +142,7 @@ def _read_run(gh: GitHubRepo, the_plan: Plan, env: Mapping[str, str], io: Runner
 
 
 def run_ci(env: Mapping[str, str]) -> int:
+    """Read the event and the failed run, fix the workspace, publish the fix, report: each a step below."""
     token = env.get("INPUT_GITHUB-TOKEN", "").strip() or env.get("GITHUB_TOKEN", "")
     io = RunnerIO(env, lambda text: redact_text(text, (token,) if token else ()))
     workspace = Path(env.get("GITHUB_WORKSPACE") or os.getcwd())
@@ -157,41 +159,59 @@ def run_ci(env: Mapping[str, str]) -> int:
         io.summary(f"## fixbot: skipped\n\n{the_plan.reason}")
         return 0
     io.say(_design_line(config))
-    publishing = not config.dry_run and the_plan.can_publish
     if not token:
         raise BadEvent("the `github-token` input is empty")
-    api = env.get("GITHUB_API_URL", "https://api.github.com")
-    with connect(token, repo=the_plan.repository, base_url=api) as gh:
+    with connect(token, repo=the_plan.repository, base_url=env.get("GITHUB_API_URL", "https://api.github.com")) as gh:
         read = _read_run(gh, the_plan, env, io)
-        the_plan, run_url, failures = read.plan, read.url, read.failures
-        head = _head(workspace)
-        if the_plan.head_sha and head and head != the_plan.head_sha:
-            raise WrongCheckout(f"the workspace holds {head[:12]}, but the run failed on {the_plan.head_sha[:12]}: "
-                                "check out the failing commit first (see the example workflows)")
-        checkout = load_checkout(workspace)
-        versions = _job_pythons(env, workspace, read.workflow, read.jobs)
+        checkout = _checkout_of(workspace, read.plan)
         with io.group("fixing"):
-            result = fix_checkout(checkout, _options(config, failures), model=config.model,
-                                  env_request=_env_request(config, versions),
-                                  api_base=config.api_base or env.get("INPUT_API-BASE") or None,
-                                  api_key=env.get("INPUT_API-KEY") or None, say=io.say)
+            result = _fix(env, config, checkout, read, io)
         out = workspace / OUT_DIR
         write_outputs(result, out)
-        patch_path = str(out / "fix.patch") if result.status == "fixed" else ""
-        pr_url = ""
-        if result.status == "fixed" and publishing:
-            with io.group("publishing"):
-                after = _files_after(result, checkout.root)
-                modes = {p: "100755" for p in after if os.access(Path(checkout.root) / p, os.X_OK)}
-                pub = publish(gh, result, base_branch=the_plan.base_branch, head_sha=the_plan.head_sha or head,
-                              run_url=run_url, labels=config.labels, draft=config.draft,
-                              source_pr=the_plan.source_pr, files_after=after, modes=modes)
-                pr_url = pub.pr_url or ""
-                io.say(f"pull request {pub.action}: {pr_url} {pub.reason}".rstrip())
-        elif result.status == "fixed":
-            io.say(f"not publishing ({'dry-run' if config.dry_run else 'read-only token: a fork'}): "
-                   f"the patch is in {OUT_DIR}/")
+        pr_url = _publish(gh, io, config, read, checkout, result)
+    return _report(io, result, out, pr_url)
+
+
+def _checkout_of(workspace: Path, the_plan: Plan) -> Checkout:
+    head = _head(workspace)
+    if the_plan.head_sha and head and head != the_plan.head_sha:
+        raise WrongCheckout(f"the workspace holds {head[:12]}, but the run failed on {the_plan.head_sha[:12]}: "
+                            "check out the failing commit first (see the example workflows)")
+    return load_checkout(workspace)
+
+
+def _fix(env: Mapping[str, str], config: Config, checkout: Checkout, read: _RunRead, io: RunnerIO) -> FixResult:
+    versions = _job_pythons(env, Path(checkout.root), read.workflow, read.jobs)
+    return fix_checkout(checkout, _options(config, read.failures), model=config.model,
+                        env_request=_env_request(config, versions),
+                        api_base=config.api_base or env.get("INPUT_API-BASE") or None,
+                        api_key=env.get("INPUT_API-KEY") or None, say=io.say)
+
+
+def _publish(gh: GitHubRepo, io: RunnerIO, config: Config, read: _RunRead, checkout: Checkout,
+             result: FixResult) -> str:
+    """The pull request's URL ("" when nothing was published)."""
+    if result.status != "fixed":
+        return ""
+    if config.dry_run or not read.plan.can_publish:
+        io.say(f"not publishing ({'dry-run' if config.dry_run else 'read-only token: a fork'}): "
+               f"the patch is in {OUT_DIR}/")
+        return ""
+    with io.group("publishing"):
+        after = _files_after(result, checkout.root)
+        modes = {p: "100755" for p in after if os.access(Path(checkout.root) / p, os.X_OK)}
+        pub = publish(gh, result, base_branch=read.plan.base_branch,
+                      head_sha=read.plan.head_sha or _head(Path(checkout.root)), run_url=read.url,
+                      labels=config.labels, draft=config.draft, source_pr=read.plan.source_pr, files_after=after,
+                      modes=modes)
+        io.say(f"pull request {pub.action}: {pub.pr_url or ''} {pub.reason}".rstrip())
+        return pub.pr_url or ""
+
+
+def _report(io: RunnerIO, result: FixResult, out: Path, pr_url: str) -> int:
+    """Annotation, outputs and step summary; the exit status."""
     _notice(io, result)
+    patch_path = str(out / "fix.patch") if result.status == "fixed" else ""
     io.set_outputs({"status": result.status, "pr-url": pr_url, "patch-path": patch_path})
     io.summary((out / "report.md").read_text(encoding="utf-8") + (f"\n\nPull request: {pr_url}" if pr_url else ""))
     if result.error:

@@ -5,11 +5,7 @@ import argparse
 import os
 import re
 import sys
-from collections.abc import Callable
 from pathlib import Path
-
-from sandbox import open_sandbox
-from sandbox.containers import connect
 
 from ..agent.context import FIX_SAMPLES
 from ..agent.search import SearchOptions
@@ -17,14 +13,13 @@ from ..agent.types import AGENTS
 from ..errors import UserError
 from ..failures import parse_ci_log
 from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
-from ..fix.environment import EnvRequest, prepare_environment
+from ..fix.environment import EnvRequest
 from ..fix.patch import PatchRejected, apply_patch
-from ..fix.pipeline import FixOptions, FixRun, fix
-from ..fix.result import FixResult, write_outputs
+from ..fix.pipeline import FixOptions
+from ..fix.result import write_outputs
+from ..fix.run import fix_checkout
 from ..fix.testrun import TestCommand
-from ..fix.types import Checkout
 from ..llm import parse_model_spec
-from ..llm.lazy import LazyModel
 from ..llm.spec import require_tools
 from .options import add_model_args, add_samples_arg, check_samples
 
@@ -47,21 +42,6 @@ def _log_failures(path: str | None):
     except OSError as exc:
         raise UserError(f"--from-log {path}: {exc.strerror or exc}") from None
     return tuple(parse_ci_log(data))
-
-
-def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_base: str | None = None,
-                 api_key: str | None = None, env_request: EnvRequest = EnvRequest(),
-                 say: Callable[[str], None] = _say) -> FixResult:
-    """The pipeline with its run-time dependencies: the environment image, the sandbox, the (lazy) model."""
-    client = connect()
-    env = prepare_environment(checkout, env_request, client=client, log=lambda m: say("  " + m))
-    llm = LazyModel(model, api_base=api_base, api_key=api_key, say=say)
-    try:
-        with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
-            run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=say)
-            return fix(checkout, run, options, model=model)
-    finally:
-        llm.close()
 
 
 def env_request_from(args: argparse.Namespace) -> EnvRequest:
