@@ -1,15 +1,53 @@
 """HumanEvalFix's tests as pytest tests, so the model reads pytest's rewritten assertion
-(`assert True == False` and where True came from)."""
+(`assert True == False` and where True came from): the agent's `Harness` for one function of one module, the
+candidate spliced into it and pytest run in the sandbox; and the search's screen of the same tests."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
-from bot.harness import PytestHarness
-from bot.screen import ScriptScreen
-from sandbox import Sandbox
+from bot.agent.code import splice
+from bot.agent.types import TestOutcome
+from bot.feedback import pytest_feedback
+from sandbox import Job, RunResult, Sandbox
+
+from .screen import ScriptScreen
 
 TIMEOUT_S = 10.0
 CHECK_CALL = re.compile(r"^check\(\s*\w+\s*\)\s*$", re.M)
+PYTEST = ["python3", "-m", "pytest", "-x", "-q", "--tb=short", "-p", "no:cacheprovider"]
+NO_TESTS = "There are no tests to run."
+
+
+@dataclass(frozen=True)
+class PytestHarness:
+    """The agent's `Harness` for one function of one module, with pytest test files beside it."""
+
+    sandbox: Sandbox
+    module_path: str  # e.g. "solution.py"
+    module: str  # the module's source, holding the function to replace
+    function: str
+    tests: Mapping[str, str] = field(default_factory=dict)  # test file name -> source; empty: nothing to run
+    timeout_s: float = 10.0
+
+    def job(self, function_source: str) -> Job:
+        files = {self.module_path: splice(self.module, self.function, function_source), **self.tests}
+        return Job(files, [*PYTEST, *self.tests], self.timeout_s)
+
+    def outcome(self, result: RunResult) -> TestOutcome:
+        passed = result.exit_code == 0 and not result.timed_out
+        feedback = "" if passed else pytest_feedback(result.stdout + "\n" + result.stderr,
+                                                     timed_out=result.timed_out, timeout_s=self.timeout_s)
+        return TestOutcome(passed, feedback, result.timed_out, result.duration_s)
+
+    def check(self, function_source: str) -> TestOutcome:
+        return self.check_many([function_source])[0]
+
+    def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
+        if not self.tests:
+            return [TestOutcome(True, NO_TESTS) for _ in sources]
+        return [self.outcome(r) for r in self.sandbox.run_batch([self.job(s) for s in sources])]
 
 
 def test_module(test_code: str, entry_point: str) -> str:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 
 import pytest
 
@@ -22,6 +23,9 @@ class AssertHarness:
 
     def __init__(self) -> None:
         self.checked: list[str] = []
+
+    def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
+        return [self.check(s) for s in sources]
 
     def check(self, function_source: str) -> TestOutcome:
         self.checked.append(function_source)

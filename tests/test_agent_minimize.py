@@ -54,11 +54,3 @@ def test_a_fix_that_needs_every_hunk_is_kept():
     fixed = ORIGINAL.replace("score > 90", "score >= 90").replace('return "C"', 'return "F"')
     harness = ExecHarness([(90, "A"), (10, "F")])
     assert minimize(ORIGINAL, fixed, harness) == fixed
-
-
-def test_harness_without_batches_works_too():
-    class One:
-        def check(self, source):
-            return ExecHarness([(90, "A"), (85, "B")]).check(source)
-
-    assert changed_lines(ORIGINAL, minimize(ORIGINAL, REWRITTEN, One())) == 1

@@ -4,6 +4,7 @@ the graph end to end with a scripted model and an in-process harness."""
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 
 import pytest
 
@@ -123,6 +124,9 @@ class PercentHarness:
 
     def __init__(self) -> None:
         self.checked: list[str] = []
+
+    def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
+        return [self.check(s) for s in sources]
 
     def check(self, source: str) -> TestOutcome:
         self.checked.append(source)

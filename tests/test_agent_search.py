@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Sequence
 
 from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, repair
 from bot.agent.search import SearchOptions, hot_lines, search
@@ -20,6 +21,9 @@ class CaseHarness:
     def __init__(self, want, cases=((2, 3), (1, 1), (5, 0))) -> None:  # type: ignore[no-untyped-def]
         self.want, self.cases = want, cases
         self.checked: list[str] = []
+
+    def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
+        return [self.check(s) for s in sources]
 
     def check(self, function_source: str) -> TestOutcome:
         self.checked.append(function_source)
@@ -143,7 +147,7 @@ def test_the_sandbox_screen_agrees_with_the_dataset_on_every_task(docker_sandbox
 
 
 def test_the_screen_survives_loops_crashes_and_output(docker_sandbox):
-    from bot.screen import ScriptScreen
+    from eval.screen import ScriptScreen
 
     module = "def f(x):\n    return x\n"
     screen = ScriptScreen(docker_sandbox, module, "f", "assert f(1) == 1\n", timeout_s=0.3)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import difflib
 
-from .types import Harness, check_many
+from .types import Harness
 
 MAX_ROUNDS = 4
 
@@ -41,7 +41,7 @@ def minimize(original: str, fixed: str, harness: Harness, *, rounds: int = MAX_R
         variants = [v for v in _reverts(original, best) if v != original]  # the original is known to fail
         if not variants:
             return best
-        passing = [v for v, outcome in zip(variants, check_many(harness, variants)) if outcome.passed]
+        passing = [v for v, outcome in zip(variants, harness.check_many(variants)) if outcome.passed]
         if not passing:
             return best
         best = min(passing, key=lambda v: len(_hunks(original.splitlines(True), v.splitlines(True))))

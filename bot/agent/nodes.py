@@ -23,7 +23,7 @@ from .code import changed_lines, code_hash, faithful, signature_problem
 from .context import REPEAT_BOOST, SAMPLE_TEMPERATURE, AgentContext, temperature
 from .search import search as search_around
 from .state import END, AgentState, Cost, Pending, Problem, Sample, as_pending
-from .types import Attempt, Node, Outcome, StopReason, TestOutcome, check_many
+from .types import Attempt, Node, Outcome, StopReason, TestOutcome
 
 MAX_HINTS = 4
 Parse = Callable[[str], tuple[str | None, Problem | None, str]]  # model text -> (code, problem, detail)
@@ -100,7 +100,7 @@ def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     assert pending is not None and pending.code is not None
     it = state["iteration"]
     codes = [pending.code, *(s.code for s in pending.alternatives)]
-    outcomes = check_many(ctx.harness, codes) if pending.alternatives else [ctx.harness.check(pending.code)]
+    outcomes = ctx.harness.check_many(codes) if pending.alternatives else [ctx.harness.check(pending.code)]
     changed = [changed_lines(ctx.target.source, c) for c in codes]
     records = [attempt(it, as_pending(s, "sample"), _label(o), o.feedback, n)
                for s, o, n in zip(pending.alternatives, outcomes[1:], changed[1:])]

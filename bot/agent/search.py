@@ -16,7 +16,7 @@ from .code import changed_lines
 from .mutate import Mutant, ranked_mutants
 from .mutate_guards import raised
 from .mutate_names import undefined
-from .types import Harness, SearchRound, TestOutcome, check_many
+from .types import Harness, SearchRound, TestOutcome
 
 
 class Screen(Protocol):
@@ -57,7 +57,7 @@ def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcom
     survivors = [m for m, o in zip(ranked, outcomes) if o.passed]
     survivors.sort(key=lambda m: changed_lines(original, m.source))  # stable: rank order among equals
     to_confirm = survivors[:options.confirm]
-    confirmed = [m for m, o in zip(to_confirm, check_many(harness, [m.source for m in to_confirm])) if o.passed]
+    confirmed = [m for m, o in zip(to_confirm, harness.check_many([m.source for m in to_confirm])) if o.passed]
     return survivors, confirmed, to_confirm
 
 
@@ -80,7 +80,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
             late, confirmed, more = _screened(original, slow, again, harness, options)
             survivors, to_confirm = survivors + late, to_confirm + more
     else:
-        survivors = [m for m, o in zip(ranked, check_many(harness, sources)) if o.passed]
+        survivors = [m for m, o in zip(ranked, harness.check_many(sources)) if o.passed]
         to_confirm = confirmed = survivors
     confirmed.sort(key=lambda m: changed_lines(original, m.source))
     record = SearchRound(label, len(ranked), len(survivors), len(to_confirm), bool(confirmed),

@@ -44,15 +44,14 @@ class TestOutcome:
 
 
 class Harness(Protocol):
-    """Runs the tests against a candidate function (its full source) in the sandbox."""
+    """Runs the tests against candidate functions (each its full source) in the sandbox: the repository's
+    (bot/fix/harness.py) or HumanEvalFix's (eval/harness.py)."""
 
     def check(self, function_source: str) -> TestOutcome: ...
 
-
-def check_many(harness: Harness, sources: Sequence[str]) -> list[TestOutcome]:
-    """One sandbox batch when the harness has `check_many` (both of fixbot's do), else one run each."""
-    many = getattr(harness, "check_many", None)
-    return list(many(sources)) if many else [harness.check(s) for s in sources]
+    def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
+        """The same as `check` on each, in one sandbox batch."""
+        ...
 
 
 @dataclass(frozen=True)

@@ -9,10 +9,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
+from bot.agent.code import splice
+from bot.agent.types import TestOutcome
 from sandbox import Job, Sandbox
-
-from .agent.code import splice
-from .agent.types import TestOutcome
 
 RUNNER = "screen_runner.py"
 RESULTS = "screen-results.jsonl"
@@ -20,7 +19,7 @@ CHUNKS = 2  # one per sandbox worker: the pool runs them side by side
 
 
 def runner_source() -> str:
-    return resources.files("bot").joinpath(RUNNER).read_text(encoding="utf-8")
+    return resources.files("eval").joinpath(RUNNER).read_text(encoding="utf-8")
 
 
 @dataclass(frozen=True)
