@@ -5,6 +5,7 @@ import re
 from collections.abc import Sequence
 
 from bot.failures import Failure
+from bot.failures.pytest_output import report_blocks
 
 # `Failure.error_type` of the records bot.fix.testrun makes from its pytest plugin's report
 TIMEOUT_ERROR = "TestTimeout"  # the per-test time limit stopped the test
@@ -20,7 +21,6 @@ ROOTDIR = re.compile(r"^rootdir: (?P<root>[^,\s]+)", re.M)
 MAX_LINES = 14
 MAX_LINE_CHARS = 300
 MAX_TIMEOUT_FRAMES = 4  # the innermost frames of a timed-out test: the loop and its caller
-WRAPPER_FRAMES = ("in test_check",)  # the harness's own wrapper, never useful to the model
 
 
 def _clip(line: str) -> str:
@@ -28,18 +28,17 @@ def _clip(line: str) -> str:
 
 
 def _failure_section(output: str) -> list[str]:
-    lines = output.splitlines()
-    start = next((i for i, line in enumerate(lines) if re.match(r"^=+ (FAILURES|ERRORS) =+$", line)), None)
-    if start is None:
-        return []
-    end = next((i for i in range(start + 1, len(lines)) if re.match(r"^=+ .* =+$", lines[i])), len(lines))
-    return [line for line in lines[start + 1:end] if not re.match(r"^_{3,} .* _{3,}$", line)]
+    """The lines of pytest's first report section (FAILURES, or ERRORS when the run could not start its tests)."""
+    blocks = report_blocks(output)
+    return [line for block in blocks if block.section == blocks[0].section for line in block.body]
 
 
 def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | None = None,
-                    failures: Sequence[Failure] = ()) -> str:
+                    failures: Sequence[Failure] = (), wrapper_frames: tuple[str, ...] = ()) -> str:
     """`failures`: the run's records; a test stopped by its time limit or the memory guard is described by where
-    it was running, a selected test that was not collected by one line, ahead of pytest's own report."""
+    it was running, a selected test that was not collected by one line, ahead of pytest's own report.
+    `wrapper_frames`: the ends of frame lines (`in test_check`) of a harness's own wrapper, left out with the
+    code line under each: never useful to the model."""
     hung = [f for f in failures if f.error_type in (TIMEOUT_ERROR, MEMORY_ERROR)]
     if hung:
         return _timeout_feedback(hung, len(failures) - len(hung))
@@ -47,7 +46,7 @@ def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | 
         limit = f" after {timeout_s:g} s" if timeout_s else ""
         return f"The tests timed out{limit}: the function probably loops forever (check loop conditions and updates)."
     missing = [f"{f.message}." for f in failures if f.error_type == NOT_COLLECTED][:3]
-    report = _crash_report(output) or _report(output)
+    report = _crash_report(output) or _report(output, wrapper_frames)
     if report or missing:
         return "\n".join(missing + ([report] if report else []))
     tail = [line for line in output.strip().splitlines() if line.strip() and not HEADER.match(line)][-MAX_LINES:]
@@ -77,7 +76,7 @@ def _timeout_feedback(hung: Sequence[Failure], others: int) -> str:
     return "\n".join(lines)
 
 
-def _report(output: str) -> str:
+def _report(output: str, wrapper_frames: tuple[str, ...]) -> str:
     """pytest's FAILURES/ERRORS section, cut to the lines that say what went wrong ("" when there is none)."""
     section = _failure_section(output)
     kept: list[str] = []
@@ -86,7 +85,7 @@ def _report(output: str) -> str:
         if skip_next:
             skip_next = False
             continue
-        if FRAME.match(line) and line.endswith(WRAPPER_FRAMES):
+        if wrapper_frames and FRAME.match(line) and line.endswith(wrapper_frames):
             skip_next = True  # and the code line under it
             continue
         if line.strip() and not NOISE.match(line.rstrip()):

@@ -7,14 +7,15 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.agent.code import splice
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
+from bot.fix.spans import splice
 from sandbox import Job, RunResult, Sandbox
 
 from .screen import ScriptScreen
 
 TIMEOUT_S = 10.0
+WRAPPER_FRAMES = ("in test_check",)  # test_module's wrapper around the dataset's check(): never useful to the model
 CHECK_CALL = re.compile(r"^check\(\s*\w+\s*\)\s*$", re.M)
 PYTEST = ["python3", "-m", "pytest", "-x", "-q", "--tb=short", "-p", "no:cacheprovider"]
 NO_TESTS = "There are no tests to run."
@@ -38,7 +39,8 @@ class PytestHarness:
     def outcome(self, result: RunResult) -> TestOutcome:
         passed = result.exit_code == 0 and not result.timed_out
         feedback = "" if passed else pytest_feedback(result.stdout + "\n" + result.stderr,
-                                                     timed_out=result.timed_out, timeout_s=self.timeout_s)
+                                                     timed_out=result.timed_out, timeout_s=self.timeout_s,
+                                                     wrapper_frames=WRAPPER_FRAMES)
         return TestOutcome(passed, feedback, result.timed_out, result.duration_s)
 
     def check(self, function_source: str) -> TestOutcome:

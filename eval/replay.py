@@ -10,10 +10,11 @@ from pathlib import Path
 from typing import Literal
 
 from bot.agent import AgentContext, Budgets, Failure, Target, repair
-from bot.agent.code import function_source, splice, unified_diff
 from bot.agent.context import Schedule
 from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName
+from bot.fix.patch import file_diff
+from bot.fix.spans import function_source, splice
 from bot.llm.types import LLM
 from sandbox import Sandbox
 
@@ -68,7 +69,7 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
         hidden = humaneval_harness(sandbox, task.buggy_module, task.entry_point, task.test)
         passed = hidden.check(result.final_code).passed
     fixed_module = splice(task.buggy_module, task.entry_point, result.final_code) if result.final_code else None
-    diff = unified_diff(task.buggy_module, fixed_module, "solution.py") if fixed_module else ""
+    diff = file_diff(task.buggy_module, fixed_module, "solution.py") if fixed_module else ""
     return TaskResult(task_id=task.task_id, bug_type=task.bug_type, passed=passed,
                       visible_passed=result.status == "fixed", iterations=result.iterations,
                       stop_reason=result.stop_reason, prompt_tokens=result.prompt_tokens,

@@ -9,8 +9,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
 
-from bot.agent.code import splice
 from bot.agent.types import TestOutcome
+from bot.fix.spans import splice
 from sandbox import Job, Sandbox
 
 RUNNER = "screen_runner.py"

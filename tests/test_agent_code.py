@@ -1,7 +1,5 @@
-"""Model text -> a faithful function: extraction, signature, AST hash, minimal merge, splice."""
+"""Model text -> a faithful function: extraction, signature, AST hash, minimal merge."""
 from __future__ import annotations
-
-import textwrap
 
 import pytest
 from hypothesis import given, settings
@@ -12,9 +10,7 @@ from bot.agent.code import (
     code_hash,
     extract_function,
     faithful,
-    function_source,
     signature_problem,
-    splice,
     split_docstring,
     target_kind,
 )
@@ -105,27 +101,6 @@ def test_faithful_never_changes_behaviour(op, const, indent):
 def test_changed_lines_counts_regions():
     assert changed_lines("a\nb\nc\n", "a\nB\nc\n") == 1
     assert changed_lines("a\nb\nc\n", "a\nB\nC\nD\n") == 3
-
-
-def test_splice_keeps_every_other_byte():
-    module = ("import os\n\n\nclass K:\n    def mean(self, xs):\n        return 0\n\n"
-              "    def other(self):\n        return 1\n# end\n")
-    new = splice(module, "mean", "def mean(self, xs):\n    return sum(xs)\n")
-    assert new == module.replace("        return 0\n", "        return sum(xs)\n")
-    assert function_source(new, "mean") == "def mean(self, xs):\n    return sum(xs)\n"
-    with pytest.raises(ValueError):
-        splice(module, "nope", "def nope():\n    pass\n")
-
-
-def test_decorators_are_part_of_the_function():
-    module = textwrap.dedent("""
-        import functools
-
-        @functools.cache
-        def f(x):
-            return x
-    """)
-    assert function_source(module, "f").startswith("@functools.cache\ndef f(x):")
 
 
 TABLE = '''_CONVERT = {

@@ -6,8 +6,9 @@ import json
 
 import pytest
 
-from bot.agent.code import changed_lines, code_hash, function_source
+from bot.agent.code import changed_lines, code_hash
 from bot.agent.mutate import mutants, rank, ranked_mutants
+from bot.fix.spans import function_source
 
 FUNC = '''def f(xs, n):
     """Docstring: 1 < 2 and x + 1."""

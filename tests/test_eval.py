@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.agent.code import function_source
 from bot.errors import UserError
+from bot.fix.spans import function_source
 from eval.harness import humaneval_harness
 from eval.replay import target_of
 from eval.report import summarize
@@ -105,7 +105,8 @@ def test_cli_eval_with_scripted_model_writes_results_and_resumes(tasks, data, tm
     assert summary["median_changed_lines"] == 1 and (out / "curve.png").stat().st_size > 1000
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [r["task_id"] for r in records] == ["Python/0", "Python/2"]
-    assert records[0]["diff"].startswith("--- a/solution.py") and records[0]["attempts"][0]["node"] == "draft"
+    assert records[0]["diff"].startswith("diff --git a/solution.py b/solution.py\n--- a/solution.py")  # git's form
+    assert records[0]["attempts"][0]["node"] == "draft"
     # Re-running resumes: no model call is needed (the script has no answers left) and nothing is repeated.
     again = run_fixbot(*args)
     assert again.returncode == 0, again.stderr

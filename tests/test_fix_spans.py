@@ -7,7 +7,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.fix.spans import Span, broken_span, code_spans, enclosing_span, function_spans, lines_of, replace_span
+from bot.fix.spans import (
+    Span,
+    broken_span,
+    code_spans,
+    enclosing_span,
+    function_source,
+    function_spans,
+    lines_of,
+    replace_span,
+    splice,
+)
 
 MODULE = '''\
 import functools
@@ -259,3 +269,24 @@ def test_replacing_a_class_attribute_keeps_every_other_byte():
     [table] = [s for s in code_spans(ASSIGNMENTS) if s.qualname == "x, y"]
     fixed = replace_span(ASSIGNMENTS, table, 'x = y = {\n    "k": lambda v: v - 1,\n}')
     assert fixed == ASSIGNMENTS.replace("v + 1", "v - 1")
+
+
+def test_splice_keeps_every_other_byte():
+    module = ("import os\n\n\nclass K:\n    def mean(self, xs):\n        return 0\n\n"
+              "    def other(self):\n        return 1\n# end\n")
+    new = splice(module, "mean", "def mean(self, xs):\n    return sum(xs)\n")
+    assert new == module.replace("        return 0\n", "        return sum(xs)\n")
+    assert function_source(new, "mean") == "def mean(self, xs):\n    return sum(xs)\n"
+    with pytest.raises(ValueError):
+        splice(module, "nope", "def nope():\n    pass\n")
+
+
+def test_decorators_are_part_of_the_function():
+    module = textwrap.dedent("""
+        import functools
+
+        @functools.cache
+        def f(x):
+            return x
+    """)
+    assert function_source(module, "f").startswith("@functools.cache\ndef f(x):")

@@ -326,35 +326,10 @@ def _body_start(code: str) -> int:
     return node.body[0].lineno
 
 
-def unified_diff(before: str, after: str, path: str) -> str:
-    """The change from `before` to `after` of the file at `path`, as a unified diff (empty: no change)."""
-    return "".join(difflib.unified_diff(before.splitlines(True), after.splitlines(True), f"a/{path}", f"b/{path}"))
-
-
 def changed_lines(before: str, after: str) -> int:
     """Lines changed by a fix: per differing region, the larger of lines removed and lines added."""
     matcher = difflib.SequenceMatcher(None, before.splitlines(), after.splitlines(), autojunk=False)
     return sum(max(i2 - i1, j2 - j1) for op, i1, i2, j1, j2 in matcher.get_opcodes() if op != "equal")
-
-
-def splice(module: str, name: str, function_source: str) -> str:
-    """`module` with the function `name` replaced by `function_source`; every other line byte-identical."""
-    node = find_function(ast.parse(module), name)
-    if node is None:
-        raise ValueError(f"no function {name!r} in the module")
-    first, last = function_span(node)
-    lines = module.splitlines(keepends=True)
-    indent = lines[first - 1][: len(lines[first - 1]) - len(lines[first - 1].lstrip())]
-    new = textwrap.indent(function_source.rstrip("\n") + "\n", indent, lambda line: bool(line.strip()))
-    return "".join(lines[: first - 1]) + new + "".join(lines[last:])
-
-
-def function_source(module: str, name: str) -> str:
-    """The function `name` as written in `module`, dedented, decorators included."""
-    node = find_function(ast.parse(module), name)
-    if node is None:
-        raise ValueError(f"no function {name!r} in the module")
-    return segment(module, node)
 
 
 def split_docstring(source: str) -> tuple[str, str]:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from typing import NamedTuple
 
 from bot.failures.traceback import comparison, error_type_from_message, parse_report, relativize
 from bot.failures.types import Failure, ParseError
@@ -20,6 +21,23 @@ _REPORT_SECTIONS = {"FAILURES", "ERRORS"}
 _KNOWN_SECTIONS = _REPORT_SECTIONS | {"test session starts", "short test summary info", "PASSES", "warnings summary"}
 
 
+class ReportBlock(NamedTuple):
+    """One test's entry in pytest's FAILURES or ERRORS section."""
+
+    section: str  # "FAILURES" or "ERRORS"
+    name: str  # the `____ name ____` header
+    body: list[str]  # its lines, right-stripped, `_ _ _` separators of long tracebacks included
+
+
+def report_blocks(text: str) -> list[ReportBlock]:
+    """The FAILURES and ERRORS entries of pytest's output, in order (also what bot/feedback.py reads)."""
+    return _scan(text.splitlines(), _is_cut(text))[0]
+
+
+def _is_cut(text: str) -> bool:
+    return bool(text) and not text.endswith(("\n", "\r"))
+
+
 def parse_pytest_output(text: str, root: str | None = None) -> list[Failure]:
     """All failing and erroring tests in `text`. `root` (default: pytest's `rootdir:` line) makes absolute paths
     relative. Raises ParseError when the text shows no sign of a pytest run; a green run gives []."""
@@ -27,13 +45,12 @@ def parse_pytest_output(text: str, root: str | None = None) -> list[Failure]:
     root = root or _find_root(lines)
     # A log cut mid-line (`FAILED tests/test_a`) would invent a test id: an unterminated last line counts only
     # for the "is this pytest" check and the report blocks, never as a summary line.
-    cut = bool(text) and not text.endswith(("\n", "\r"))
-    blocks, summary, is_pytest = _scan(lines, cut)
+    blocks, summary, is_pytest = _scan(lines, _is_cut(text))
     if not is_pytest:
         raise ParseError("no pytest output found (no session header, FAILURES/ERRORS section, summary or stats line)")
     failures: list[Failure] = []
     used: set[str] = set()
-    for header, body in blocks:
+    for _, header, body in blocks:
         test_id = _resolve_id(header, body, summary, used, root)
         used.add(test_id)
         failure = parse_report(test_id, body, root)
@@ -47,9 +64,9 @@ def parse_pytest_output(text: str, root: str | None = None) -> list[Failure]:
     return _dedupe(failures)
 
 
-def _scan(lines: list[str], cut: bool) -> tuple[list[tuple[str, list[str]]], dict[str, str | None], bool]:
-    """One pass: report blocks as (header, body lines), summary ids → message, and whether this is pytest at all."""
-    blocks: list[tuple[str, list[str]]] = []
+def _scan(lines: list[str], cut: bool) -> tuple[list[ReportBlock], dict[str, str | None], bool]:
+    """One pass: report blocks, summary ids → message, and whether this is pytest at all."""
+    blocks: list[ReportBlock] = []
     summary: dict[str, str | None] = {}
     section: str | None = None
     is_pytest = False
@@ -65,9 +82,9 @@ def _scan(lines: list[str], cut: bool) -> tuple[list[tuple[str, list[str]]], dic
         if section in _REPORT_SECTIONS:
             head = _HEADER.match(line)
             if head and not set(line) <= {"_", " "}:  # `_ _ _ _` separates entries inside one report
-                blocks.append((head["name"], []))
+                blocks.append(ReportBlock(section, head["name"], []))
             elif blocks:
-                blocks[-1][1].append(line)
+                blocks[-1].body.append(line)
             continue
         if section == "PASSES":
             continue  # captured output of passing tests may contain anything

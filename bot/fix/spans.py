@@ -1,6 +1,6 @@
 """Where the repairable code is in a module's text: functions and top-level assignment statements (module
 constants and tables, class attributes) as spans from the AST, a best guess for a function when the module does
-not parse, and a line-exact replacement of one span."""
+not parse, and a line-exact replacement of one span (`replace_span`, and `splice` by a function's name)."""
 from __future__ import annotations
 
 import ast
@@ -11,7 +11,7 @@ import tokenize
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.agent.blocks import function_span
+from bot.agent.blocks import find_function, function_span, segment
 from bot.agent.code import assigned_names
 
 # str.splitlines also splits on \f, \x1c, \u2028 ...; ast and tokenize count only these three endings.
@@ -143,6 +143,22 @@ def replace_span(source: str, span: Span, new_function: str) -> str:
     tail = last[len(last.rstrip("\r\n")):]  # "" when the span ends the file without a final newline
     new = eol.join(body) + tail
     return "".join(lines[: span.start - 1]) + new + "".join(lines[span.end:])
+
+
+def splice(module: str, name: str, function_source: str) -> str:
+    """`module` with the function (or method) `name`, decorators included, replaced by `function_source`."""
+    node = find_function(ast.parse(module), name)
+    if node is None:
+        raise ValueError(f"no function {name!r} in the module")
+    return replace_span(module, Span(name, *function_span(node)), function_source)
+
+
+def function_source(module: str, name: str) -> str:
+    """The function `name` as written in `module`, dedented, decorators included."""
+    node = find_function(ast.parse(module), name)
+    if node is None:
+        raise ValueError(f"no function {name!r} in the module")
+    return segment(module, node)
 
 
 def _indent(text: str) -> int:
