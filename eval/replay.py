@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Literal
 
-from bot.agent import AgentContext, Budgets, Failure, Target, repair
+from bot.agent import AgentContext, Briefing, Budgets, Target, repair
 from bot.agent.context import Schedule
 from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName
@@ -22,14 +22,14 @@ from .harness import humaneval_harness, humaneval_screen
 from .results import ResultsFile, TaskResult
 from .tasks import Task
 
-Protocol = Literal["tests", "examples"]
+EvalProtocol = Literal["tests", "examples"]  # what the agent sees: all the tests, or the docstring's examples
 PASSING_START = ("The visible tests pass (or there are none), but the function does not do what its docstring "
                  "says. Find the bug from the docstring.")
 
 
 @dataclass(frozen=True)
 class ReplayConfig:
-    protocol: Protocol = "tests"
+    protocol: EvalProtocol = "tests"
     budgets: Budgets = Budgets()
     schedule: Schedule = "rising"
     seed: int = 0
@@ -39,7 +39,7 @@ class ReplayConfig:
     samples: int = 1  # answers per model call (reflect)
 
 
-def visible_tests(task: Task, protocol: Protocol) -> str:
+def visible_tests(task: Task, protocol: EvalProtocol) -> str:
     return task.test if protocol == "tests" else task.example_test
 
 
@@ -56,9 +56,9 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     shown = visible_tests(task, config.protocol)
     visible = humaneval_harness(sandbox, task.buggy_module, task.entry_point, shown)
     before = visible.check(target.source)
-    failure = Failure(summary=PASSING_START if before.passed else before.feedback, tests=shown)
+    briefing = Briefing(summary=PASSING_START if before.passed else before.feedback, tests=shown)
     searching = config.search is not None and not before.passed  # a search needs a failing test to drive it
-    ctx = AgentContext(llm=llm, harness=visible, target=target, failure=failure, budgets=config.budgets,
+    ctx = AgentContext(llm=llm, harness=visible, target=target, briefing=briefing, budgets=config.budgets,
                        schedule=config.schedule, seed=config.seed, search=config.search if searching else None,
                        screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown) if searching
                        else None, agent=config.agent, few_shot=config.few_shot,

@@ -5,19 +5,22 @@ import json
 import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
+from bot.agent.types import StopReason
 from bot.errors import UserError
 
+TaskStop = StopReason | Literal["error"]  # "error": the task's run failed (its `error` says how)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True, kw_only=True)
 class TaskResult:
     task_id: str
     bug_type: str
     passed: bool  # judged by the full (hidden) tests
     visible_passed: bool  # what the agent saw: its own tests passed
     iterations: int
-    stop_reason: str
+    stop_reason: TaskStop
     prompt_tokens: int
     completion_tokens: int
     wall_s: float
@@ -27,7 +30,7 @@ class TaskResult:
     attempts: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     searches: list[dict[str, Any]] = field(default_factory=list)  # mutation search rounds (--search)
-    fixed_by: str | None = None  # "model" or "search" when the visible tests passed
+    fixed_by: Literal["model", "search"] | None = None  # when the visible tests passed
 
     @property
     def solved_at(self) -> int | None:

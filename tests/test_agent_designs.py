@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bot.agent import AgentContext, Budgets, Failure, Target, repair
+from bot.agent import AgentContext, Briefing, Budgets, Target, repair
 from bot.agent.context import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
 from bot.agent.thought_patch import FREE_UNTESTABLE
@@ -23,7 +23,7 @@ def run(agent: str, answers: list, **options) -> tuple:  # type: ignore[no-untyp
     llm, harness = ScriptedLLM(answers), AssertHarness()
     few_shot = options.pop("few_shot", False)
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), agent=agent, few_shot=few_shot,
-                       failure=Failure("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
+                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
                        budgets=Budgets(**options))
     return repair(ctx), llm, harness
 
@@ -216,7 +216,7 @@ def test_a_model_without_tools_is_a_clear_error():
         def complete(self, messages, *, temperature=0.0, max_tokens=512, seed=None):  # type: ignore[no-untyped-def]
             return Completion("no", 1, 1, 0.0)
 
-    ctx = AgentContext(llm=TextOnly(), harness=AssertHarness(), target=Target("add", BUGGY), failure=Failure("x"),
+    ctx = AgentContext(llm=TextOnly(), harness=AssertHarness(), target=Target("add", BUGGY), briefing=Briefing("x"),
                        agent="tool-call")
     with pytest.raises(RepairInterrupted, match="text-only cannot call tools"):
         repair(ctx)
@@ -253,7 +253,7 @@ class SchemaRecordingLLM(ScriptedLLM):
 def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
     llm = SchemaRecordingLLM([PLAN, edit(3, "    return a + b")])
     ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY), agent="thought-patch",
-                       failure=Failure("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"), budgets=Budgets())
+                       briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"), budgets=Budgets())
     assert repair(ctx).status == "fixed"
     plan_schema, patch_schema = llm.schemas  # the plan is prose; the patch's lines are those of the view:
     replace, insert, delete = patch_schema["properties"]["edits"]["items"]["anyOf"]  # def, comment, return
@@ -265,7 +265,8 @@ def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
 
 def test_an_earlier_attempt_is_summed_up_by_its_failed_assertion_not_its_location():
     feedback = "test_solution.py:5: in check\n    assert add(2, 3) == 5\nE   assert 6 == 5\nE    +  where 6 = add(2, 3)"
-    tried = Attempt(1, "patch", "def add(a, b):\n    return a * b\n", "failed", feedback, 0, 0, 0.0, 0.0)
+    tried = Attempt(iteration=1, node="patch", code="def add(a, b):\n    return a * b\n", outcome="failed",
+                    feedback=feedback, prompt_tokens=0, completion_tokens=0, latency_s=0.0, temperature=0.0)
     [line] = tried_lines(Target("add", BUGGY), [tried])
     assert line.endswith("=> assert 6 == 5") and "test_solution.py" not in line
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, repair
+from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, repair
 from bot.llm import ScriptedLLM
 
 BUGGY = '''def add(a, b):
@@ -41,7 +41,7 @@ class AssertHarness:
 def run(answers: list[str], **budgets) -> tuple:  # type: ignore[no-untyped-def]
     llm, harness = ScriptedLLM(answers), AssertHarness()
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
-                       failure=Failure("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
+                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
                        budgets=Budgets(**budgets))
     return repair(ctx), llm, harness
 
@@ -114,7 +114,7 @@ def test_time_budget_stops_the_loop():
     llm, harness = ScriptedLLM([WRONG, FIXED]), AssertHarness()
     slow_check = harness.check
     harness.check = lambda source: (time.sleep(0.3), slow_check(source))[1]  # type: ignore[method-assign]
-    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), failure=Failure("fails"),
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), briefing=Briefing("fails"),
                        budgets=Budgets(wall_s=0.2))
     result = repair(ctx)
     assert result.stop_reason == "time" and len(llm.calls) == 1
@@ -141,7 +141,7 @@ def test_every_attempt_is_recorded_with_usage():
 @pytest.mark.parametrize("schedule,first,second", [("rising", 0.0, 0.15), ("falling", 0.8, 0.65)])
 def test_temperature_schedules(schedule, first, second):
     llm, harness = ScriptedLLM([WRONG, FIXED]), AssertHarness()
-    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), failure=Failure("fails"),
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), briefing=Briefing("fails"),
                        schedule=schedule)
     result = repair(ctx)
     assert [a.temperature for a in result.attempts] == [first, second]

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 
 import pytest
 
-from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, prompts, repair
+from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, prompts, repair
 from bot.agent.code import (
     changed_lines,
     code_hash,
@@ -96,7 +96,7 @@ def test_docstrings_are_shown_apart_for_each_function():
 
 def test_the_prompt_names_both_functions_and_asks_for_two_blocks():
     target = Target(NAME, PAIR)
-    system, user = prompts.draft(target, Failure("E   assert 400.0 == 25.0", tests="assert percent(1, 4) == 25.0"))
+    system, user = prompts.draft(target, Briefing("E   assert 400.0 == 25.0", tests="assert percent(1, 4) == 25.0"))
     assert "split between two Python functions" in system.content
     text = user.content
     assert "The function `percent` and the helper `ratio` it calls each have a bug" in text
@@ -104,7 +104,7 @@ def test_the_prompt_names_both_functions_and_asks_for_two_blocks():
     assert "The code of `percent`:\n```python\ndef percent(part, whole, digits=1):\n    return round(" in text
     assert text.rstrip().endswith("Reply with the corrected functions `percent` and `ratio`, each whole in its "
                                   "own ```python block.")
-    again = prompts.repeat(target, Failure("x"), prompts.ORIGINAL, "E   assert 400.0 == 25.0", [])
+    again = prompts.repeat(target, Briefing("x"), prompts.ORIGINAL, "E   assert 400.0 == 25.0", [])
     assert "follow it through `percent` into `ratio`" in again[-1].content
 
 
@@ -145,7 +145,7 @@ class PercentHarness:
 def _repair(answers, search=None):  # type: ignore[no-untyped-def]
     llm, harness = ScriptedLLM(answers), PercentHarness()
     ctx = AgentContext(llm=llm, harness=harness, target=Target(NAME, PAIR),
-                       failure=Failure("    assert percent(1, 4) == 25.0\nE   assert 400.0 == 25.0"),
+                       briefing=Briefing("    assert percent(1, 4) == 25.0\nE   assert 400.0 == 25.0"),
                        budgets=Budgets(iterations=3), search=search)
     return repair(ctx), llm, harness
 
@@ -183,6 +183,6 @@ def test_the_other_designs_repair_a_pair_too():
                            ("tool-call", [call])):
         llm, harness = ScriptedLLM(answers), PercentHarness()
         ctx = AgentContext(llm=llm, harness=harness, target=Target(NAME, PAIR), agent=agent,
-                           failure=Failure("E   assert 400.0 == 25.0"), budgets=Budgets(iterations=2))
+                           briefing=Briefing("E   assert 400.0 == 25.0"), budgets=Budgets(iterations=2))
         result = repair(ctx)
         assert result.status == "fixed" and result.final_code == FIXED, agent

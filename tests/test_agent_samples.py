@@ -1,7 +1,7 @@
 """Several answers per model call (`AgentContext.samples`): every route, with the scripted model."""
 from __future__ import annotations
 
-from bot.agent import AgentContext, Budgets, Failure, Target, TestOutcome, repair
+from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, repair
 from bot.agent.context import SAMPLE_TEMPERATURE
 from bot.llm import ScriptedLLM
 
@@ -37,7 +37,7 @@ class SeenOptions(ScriptedLLM):
 def run(answers: list[str], samples: int = 3, **budgets):  # type: ignore[no-untyped-def]
     llm, harness = SeenOptions(answers), BatchHarness()
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
-                       failure=Failure("assert add(2, 3) == 5\nE  assert -1 == 5"), budgets=Budgets(**budgets),
+                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5"), budgets=Budgets(**budgets),
                        samples=samples)
     return repair(ctx), llm, harness
 

@@ -35,7 +35,8 @@ def report(**more) -> dict:
     runs = (RunSummary("reproduce", "pytest", 4, ("t::a",), 6.5, 1, False),
             RunSummary("re-run failing", "pytest", 0, ("t::a",), 2.0, 1, False),
             RunSummary("verify", "pytest", 5, (), 7.25, 0, False))
-    repairs = (TargetRepair(TARGET, ("t::a",), "fixed", "passed", (), 1, 80.0),)
+    repairs = (TargetRepair(target=TARGET, tests=("t::a",), status="fixed", stop_reason="passed", attempts=(),
+                            changed_lines=1, wall_s=80.0),)
     result = FixResult(status="fixed", repository="/github/workspace", test_command="pytest",
                        model="llamacpp:bundled", message="fixed", runs=runs, repairs=repairs,
                        timings=Timings(setup_s=21.5, tests_s=15.75, model_s=50.0, total_s=120.0), **more)

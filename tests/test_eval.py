@@ -129,8 +129,12 @@ def test_examples_protocol_judges_with_the_hidden_tests(tasks, data, tmp_path, s
 def test_crashed_and_errored_tasks_are_run_again(tmp_path):
     run = {"model": "m", "protocol": "tests", "iterations": 2, "schedule": "rising", "data": "d"}
     store = ResultsFile(tmp_path, run)
-    ok = TaskResult("Python/1", "x", True, True, 1, "passed", 1, 1, 1.0, 1, "code", "")
-    failed = TaskResult("Python/2", "x", False, False, 0, "error", 0, 0, 0.1, None, None, "", error="boom")
+    ok = TaskResult(task_id="Python/1", bug_type="x", passed=True, visible_passed=True, iterations=1,
+                    stop_reason="passed", prompt_tokens=1, completion_tokens=1, wall_s=1.0, changed_lines=1,
+                    final_code="code", diff="")
+    failed = TaskResult(task_id="Python/2", bug_type="x", passed=False, visible_passed=False, iterations=0,
+                        stop_reason="error", prompt_tokens=0, completion_tokens=0, wall_s=0.1, changed_lines=None,
+                        final_code=None, diff="", error="boom")
     store.append(ok)
     store.append(failed)
     with store.path.open("a") as f:
@@ -141,8 +145,10 @@ def test_crashed_and_errored_tasks_are_run_again(tmp_path):
 def test_summary_curve_is_cumulative():
     def result(i: int, passed: bool, iterations: int) -> TaskResult:
         attempts = [{"completion_tokens": 10 * (k + 1)} for k in range(iterations)]
-        return TaskResult(f"Python/{i}", "a" if i % 2 else "b", passed, passed, iterations, "x", 1, 1, 2.0, 1, None,
-                          "", attempts)
+        return TaskResult(task_id=f"Python/{i}", bug_type="a" if i % 2 else "b", passed=passed,
+                          visible_passed=passed, iterations=iterations, stop_reason="iterations", prompt_tokens=1,
+                          completion_tokens=1, wall_s=2.0, changed_lines=1, final_code=None, diff="",
+                          attempts=attempts)
 
     rows = [result(0, True, 1), result(1, True, 3), result(2, False, 3), result(3, True, 2)]
     s = summarize(rows, {"model": "m", "protocol": "tests", "iterations": 3, "schedule": "rising", "data": "d"})

@@ -91,7 +91,8 @@ def test_a_pair_is_a_caller_and_the_helper_it_calls_by_name():
 
 
 def _repair(t: CodeTarget, tests=("tests/test_s.py::test_percent",), status="not_fixed", stop="iterations"):
-    return TargetRepair(t, tests, status, stop, (), None, 1.0)
+    return TargetRepair(target=t, tests=tests, status=status, stop_reason=stop, attempts=(), changed_lines=None,
+                        wall_s=1.0)
 
 
 def test_the_pair_is_tried_right_after_the_second_one_span_repair_failed():
@@ -126,7 +127,8 @@ def test_the_report_says_both_spans_were_changed():
     assert text.startswith("The bug was split between `Stats.percent` (stats.py, lines 5-7) and `ratio` (stats.py, "
                            "lines 10-12), which it calls; the fix changes both (2 lines in all)")
     assert "ranked Stats.percent, ranked ratio" in text
-    attempt = Attempt(1, "draft", after, "passed", "", 10, 10, 1.0, 0.0, 2)
+    attempt = Attempt(iteration=1, node="draft", code=after, outcome="passed", feedback="", prompt_tokens=10,
+                      completion_tokens=10, latency_s=1.0, temperature=0.0, changed_lines=2)
     repair = replace(_repair(CALLER, status="fixed"), helper=HELPER, original=before, fixed=after,
                      attempts=(attempt,))
     assert repair.spans == (CALLER, HELPER)

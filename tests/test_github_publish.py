@@ -53,9 +53,12 @@ def fix_result(before: str = BEFORE, after: str = AFTER, *, explanation: str | N
     target = CodeTarget(PATH, "letter_grade", 4, 14, 1.0, ("traceback frame", "ochiai 1.00"))
     failure = failure or Failure(TEST_ID, "tests/test_gradebook.py", 5, 'assert letter_grade(90) == "A"', "'A'", "'B'",
                                  "AssertionError", "AssertionError: assert 'B' == 'A'")
-    attempts = (Attempt(1, "draft", before, "failed", "assert 'B' == 'A'", 412, 58, 6.1, 0.0, 0),
-                Attempt(2, "reflect", after, "passed", "", 530, 61, 6.4, 0.3, 1))
-    repair = TargetRepair(target, (TEST_ID,), "fixed", "passed", attempts, 1, 12.5, before, after)
+    attempts = (Attempt(iteration=1, node="draft", code=before, outcome="failed", feedback="assert 'B' == 'A'",
+                        prompt_tokens=412, completion_tokens=58, latency_s=6.1, temperature=0.0, changed_lines=0),
+                Attempt(iteration=2, node="reflect", code=after, outcome="passed", feedback="", prompt_tokens=530,
+                        completion_tokens=61, latency_s=6.4, temperature=0.3, changed_lines=1))
+    repair = TargetRepair(target=target, tests=(TEST_ID,), status="fixed", stop_reason="passed", attempts=attempts,
+                          changed_lines=1, wall_s=12.5, original=before, fixed=after)
     runs = (RunSummary("reproduce", "pytest -q", 11, (TEST_ID,), 1.2, 1, False),
             RunSummary("verify", "pytest -q", 12, (), 1.3, 0, False))
     return FixResult(status, "octo-org/gradebook", "pytest -q", "llamacpp:bundled", "fixed letter_grade",

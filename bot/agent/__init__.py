@@ -4,12 +4,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from .context import AgentContext, Schedule
-from .types import AgentResult, Attempt, Budgets, Failure, Harness, Target, TestOutcome
+from .types import AgentResult, Attempt, Briefing, Budgets, Harness, Target, TestOutcome
 
 if TYPE_CHECKING:
     from .graph import build_graph, mermaid, repair
 
-__all__ = ["AgentContext", "AgentResult", "Attempt", "Budgets", "Failure", "Harness", "Schedule", "Target",
+__all__ = ["AgentContext", "AgentResult", "Attempt", "Briefing", "Budgets", "Harness", "Schedule", "Target",
            "TestOutcome", "build_graph", "mermaid", "repair"]
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
-Problem = Literal["syntax", "signature", "missing"]
+ExtractProblem = Literal["syntax", "signature", "missing"]  # why an answer holds no usable code
 
 
 @dataclass(frozen=True)
@@ -17,7 +17,7 @@ class Extracted:
     """A function found in model text, or the reason none could be used."""
 
     code: str | None
-    problem: Problem | None = None
+    problem: ExtractProblem | None = None
     detail: str = ""
 
 

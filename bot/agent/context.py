@@ -7,7 +7,7 @@ from typing import Literal
 
 from ..llm.types import LLM
 from .search import Screen, SearchOptions
-from .types import AgentName, Attempt, Budgets, Failure, Harness, SearchRound, Target
+from .types import AgentName, Attempt, Briefing, Budgets, Harness, SearchRound, Target
 
 Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
@@ -43,7 +43,7 @@ class AgentContext:
     llm: LLM
     harness: Harness
     target: Target
-    failure: Failure
+    briefing: Briefing
     budgets: Budgets = Budgets()
     schedule: Schedule = "rising"
     seed: int = 0

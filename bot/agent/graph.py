@@ -47,12 +47,12 @@ def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentConte
 
 def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
-    return _ask("draft", prompts.draft(ctx.target, ctx.failure, state.get("hints", [])), state, ctx)
+    return _ask("draft", prompts.draft(ctx.target, ctx.briefing, state.get("hints", [])), state, ctx)
 
 
 def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
-    messages = prompts.reflect(ctx.target, ctx.failure, state["current"], state["feedback"], state["attempts"],
+    messages = prompts.reflect(ctx.target, ctx.briefing, state["current"], state["feedback"], state["attempts"],
                                state.get("hints", []))
     return _ask("reflect", messages, state, ctx)
 
@@ -61,15 +61,15 @@ def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     pending = state.get("pending")
     same_as = pending.detail if pending else "an earlier attempt"
-    feedback = state.get("feedback") or ctx.failure.summary
-    messages = prompts.repeat(ctx.target, ctx.failure, same_as, feedback, state["attempts"])
+    feedback = state.get("feedback") or ctx.briefing.summary
+    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"])
     return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
 
 
 def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     pending = state["pending"]
-    return _ask("syntax", prompts.syntax(ctx.target, ctx.failure, pending.detail if pending else ""), state, ctx)
+    return _ask("syntax", prompts.syntax(ctx.target, ctx.briefing, pending.detail if pending else ""), state, ctx)
 
 
 def route_candidate(state: AgentState,
@@ -111,7 +111,7 @@ def repair(ctx: AgentContext) -> AgentResult:
     started = time.monotonic()
     state: AgentState = {"iteration": 0, "tokens": 0, "started": started, "pending": None, "attempts": [],
                          "seen": {code_hash(ctx.target.source): prompts.ORIGINAL}, "final": None,
-                         "current": ctx.target.source, "feedback": ctx.failure.summary, "stop": None, "searches": []}
+                         "current": ctx.target.source, "feedback": ctx.briefing.summary, "stop": None, "searches": []}
     out = state
     shown = [0, 0]  # attempts and searches already reported through ctx.progress
     try:  # streamed so that a model failure or a stop mid-way still hands back the attempts made so far

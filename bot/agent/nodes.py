@@ -74,9 +74,10 @@ def candidate(node: Node, done: Completion, temp: float, code: str | None, probl
     """The state update for a model answer: a checked `Pending` candidate (an attempt, if it is unusable).
     `answer` is kept with the attempt even when it is tested."""
     code, problem, detail = checked(code, problem, detail, state["seen"], ctx)
-    pending = Pending(code, problem, detail, done.prompt_tokens + before.prompt_tokens,
-                      done.completion_tokens + before.completion_tokens, done.latency_s + before.latency_s, temp, node,
-                      answer=answer)
+    pending = Pending(code=code, problem=problem, detail=detail,
+                      prompt_tokens=done.prompt_tokens + before.prompt_tokens,
+                      completion_tokens=done.completion_tokens + before.completion_tokens,
+                      latency_s=done.latency_s + before.latency_s, temperature=temp, node=node, answer=answer)
     update: AgentState = {"iteration": state["iteration"] + 1, "pending": pending,
                           "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
     if problem is not None:  # an untestable answer is an attempt too: it cost a model call
@@ -88,8 +89,9 @@ def candidate(node: Node, done: Completion, temp: float, code: str | None, probl
 
 
 def attempt(iteration: int, p: Pending, outcome: Outcome, feedback: str, changed: int | None = None) -> Attempt:
-    return Attempt(iteration, p.node, p.code, outcome, feedback, p.prompt_tokens, p.completion_tokens,
-                   p.latency_s, p.temperature, changed, p.answer)
+    return Attempt(iteration=iteration, node=p.node, code=p.code, outcome=outcome, feedback=feedback,
+                   prompt_tokens=p.prompt_tokens, completion_tokens=p.completion_tokens, latency_s=p.latency_s,
+                   temperature=p.temperature, changed_lines=changed, answer=p.answer)
 
 
 def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from ..llm.types import Message
 from .code import split_docstring, target_kind
 from .parts import function_names, function_parts
-from .types import Attempt, Failure, Target
+from .types import Attempt, Briefing, Target
 
 SYSTEM = """You repair one buggy Python function so that its tests pass.
 The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.
@@ -100,13 +100,13 @@ def _described(target: Target, numbered: str) -> list[str]:
     return parts + (["Their code, with line numbers:", f"```\n{numbered}\n```"] if numbered else [])
 
 
-def _task(target: Target, failure: Failure, numbered: str = "") -> str:
+def _task(target: Target, briefing: Briefing, numbered: str = "") -> str:
     """The task; `numbered` shows the code with line numbers instead (for line edits)."""
     parts = _described(target, numbered)
     if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
         parts += ["It lives next to this code:", _fence(target.context)]
-    if failure.tests.strip():
-        parts += ["Its tests:", _fence(_clip(failure.tests, MAX_TEST_LINES))]
+    if briefing.tests.strip():
+        parts += ["Its tests:", _fence(_clip(briefing.tests, MAX_TEST_LINES))]
     return "\n".join(parts)
 
 
@@ -164,30 +164,30 @@ def _hints(target: Target, hints: list[str]) -> str:
 ORIGINAL = "the original (buggy) function"  # how attempts and searches name the code the agent started from
 
 
-def draft(target: Target, failure: Failure, hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
+def draft(target: Target, briefing: Briefing, hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     return [Message("system", _system(target)),
-            Message("user", f"{_task(target, failure)}\n\nThe tests fail:\n{failure.summary.strip()}\n"
+            Message("user", f"{_task(target, briefing)}\n\nThe tests fail:\n{briefing.summary.strip()}\n"
                             f"{_hints(target, list(hints))}\n{_reply(target)}")]
 
 
-def _follow_up(target: Target, failure: Failure, situation: str, attempts: list[Attempt], ask: str,
+def _follow_up(target: Target, briefing: Briefing, situation: str, attempts: list[Attempt], ask: str,
                hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     """A revision request: the task (a stable prefix), what just happened, earlier attempts, what to do."""
     tried = history(target, attempts)
     return [Message("system", _system(target)),
-            Message("user", f"{_task(target, failure)}\n\n{situation.strip()}\n" + (f"\n{tried}\n" if tried else "")
+            Message("user", f"{_task(target, briefing)}\n\n{situation.strip()}\n" + (f"\n{tried}\n" if tried else "")
                     + _hints(target, list(hints)) + f"\n{ask} {_reply(target)}")]
 
 
-def reflect(target: Target, failure: Failure, current: str, feedback: str, attempts: list[Attempt],
+def reflect(target: Target, briefing: Briefing, current: str, feedback: str, attempts: list[Attempt],
             hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     situation = f"This attempt still fails:\n{_fence(split_docstring(current)[0])}\n{feedback.strip()}"
     ask = "Find the real bugs: one in each function." if target_kind(target.source) == "functions" else \
         "Find the real bug."
-    return _follow_up(target, failure, situation, attempts, ask, hints)
+    return _follow_up(target, briefing, situation, attempts, ask, hints)
 
 
-def repeat(target: Target, failure: Failure, same_as: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
+def repeat(target: Target, briefing: Briefing, same_as: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
     if same_as == ORIGINAL and target_kind(target.source) == "functions":
         caller, *helpers = function_names(target.source)
         situation = f"Your answer did not change the functions: they are still the original (buggy) ones, which " \
@@ -201,15 +201,15 @@ def repeat(target: Target, failure: Failure, same_as: str, feedback: str, attemp
     else:
         situation = f"Your answer was the same code as {same_as}, which fails:\n{feedback.strip()}"
         ask = "That change does not fix it. Read the docstring and the failing test again and find a different bug."
-    return _follow_up(target, failure, situation, attempts, ask)
+    return _follow_up(target, briefing, situation, attempts, ask)
 
 
-def syntax(target: Target, failure: Failure, problem: str) -> list[Message]:
+def syntax(target: Target, briefing: Briefing, problem: str) -> list[Message]:
     same = {"function": "in one ```python block, with the same name and parameters",
             "functions": "each in its own ```python block, with the same names and parameters",
             "assignment": "in one ```python block, assigning the same names"}[target_kind(target.source)]
     return [Message("system", _system(target)),
-            Message("user", f"{_task(target, failure)}\n\nYour last answer could not be used: {problem.strip()}\n\n"
+            Message("user", f"{_task(target, briefing)}\n\nYour last answer could not be used: {problem.strip()}\n\n"
                             f"Reply with the complete corrected {_what(target)} {same}.")]
 
 
@@ -229,12 +229,12 @@ Operations: "replace" a line with code; "insert" code after a line: {"op": "inse
 "code" is the new source text with its indentation; several lines are joined with \\n. Edit as few lines as you can."""  # noqa: E501
 
 
-def thought(target: Target, failure: Failure, numbered: str, tried: list[str], situation: str,
+def thought(target: Target, briefing: Briefing, numbered: str, tried: list[str], situation: str,
             hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     earlier = ("\nEarlier patches that did not work (do not repeat them):\n" + "\n".join(tried[-4:]) + "\n"
                if tried else "")
     return [Message("system", THOUGHT_PATCH_SYSTEM),
-            Message("user", f"{_task(target, failure, numbered)}\n\n{situation.strip()}\n{earlier}"
+            Message("user", f"{_task(target, briefing, numbered)}\n\n{situation.strip()}\n{earlier}"
                             f"{_hints(target, list(hints))}\n{PLAN_ASK}")]
 
 
@@ -258,9 +258,9 @@ Call run_tests with the whole corrected function as `code` (no docstring, no tes
 Keep the function's name and parameters. Change as little as possible."""
 
 
-def tool_task(target: Target, failure: Failure, hints: list[str] = (), tried: str = "") -> list[Message]:  # type: ignore[assignment]
+def tool_task(target: Target, briefing: Briefing, hints: list[str] = (), tried: str = "") -> list[Message]:  # type: ignore[assignment]
     """The start of the tool-call conversation; `tried` sums up attempts whose turns were dropped."""
     return [Message("system", TOOL_SYSTEM),
-            Message("user", f"{_task(target, failure)}\n\nThe tests fail:\n{failure.summary.strip()}\n"
+            Message("user", f"{_task(target, briefing)}\n\nThe tests fail:\n{briefing.summary.strip()}\n"
                             f"{_hints(target, list(hints))}" + (f"\n{tried}\n" if tried else "")
                             + f"\nCall run_tests with your corrected `{target.name}`.")]

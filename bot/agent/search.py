@@ -83,6 +83,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
         survivors = [m for m, o in zip(ranked, harness.check_many(sources)) if o.passed]
         to_confirm = confirmed = survivors
     confirmed.sort(key=lambda m: changed_lines(original, m.source))
-    record = SearchRound(label, len(ranked), len(survivors), len(to_confirm), bool(confirmed),
-                         confirmed[0].description if confirmed else "", round(time.monotonic() - started, 3))
+    record = SearchRound(base=label, candidates=len(ranked), survivors=len(survivors), confirmed=len(to_confirm),
+                         fixed=bool(confirmed), edit=confirmed[0].description if confirmed else "",
+                         seconds=round(time.monotonic() - started, 3))
     return [m.source for m in confirmed], record

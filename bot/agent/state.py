@@ -6,9 +6,12 @@ from dataclasses import dataclass, replace
 from typing import Annotated, Final, Literal, TypedDict
 
 from ..llm.types import Completion, Message
+from .blocks import ExtractProblem
 from .types import Attempt, Node, SearchRound, StopReason
 
-Problem = Literal["syntax", "signature", "missing", "repeat", "patch", "no_call"]
+# why a candidate cannot be tested: its code (as extracted), code already tried, an edit that does not apply,
+# an answer without the tool call
+Problem = Literal[ExtractProblem, "repeat", "patch", "no_call"]
 END: Final = "__end__"  # langgraph's END, typed as the literal the routers return (langgraph's is a plain str)
 
 
@@ -23,7 +26,7 @@ class Sample:
     temperature: float
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Pending:
     """The newest candidate, checked but not yet tested."""
 
@@ -45,8 +48,9 @@ class Pending:
 
 
 def as_pending(sample: Sample, node: Node) -> Pending:
-    return Pending(sample.code, None, "", sample.prompt_tokens, sample.completion_tokens, sample.latency_s,
-                   sample.temperature, node)
+    return Pending(code=sample.code, problem=None, detail="", prompt_tokens=sample.prompt_tokens,
+                   completion_tokens=sample.completion_tokens, latency_s=sample.latency_s,
+                   temperature=sample.temperature, node=node)
 
 
 @dataclass(frozen=True)

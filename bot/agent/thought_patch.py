@@ -46,7 +46,7 @@ def _view(ctx: AgentContext) -> str:
 def _situation(state: AgentState, ctx: AgentContext) -> str:
     last = state["attempts"][-1] if state["attempts"] else None
     if last is None:
-        return f"The tests fail:\n{ctx.failure.summary.strip()}"
+        return f"The tests fail:\n{ctx.briefing.summary.strip()}"
     if last.outcome in ("syntax", "signature"):
         reason = last.feedback.splitlines()[0] if last.feedback else "it did not apply"
         return (f"The last plan could not be turned into an edit that applies ({reason}). Find a fix that is "
@@ -61,7 +61,7 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
 def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     tried = prompts.tried_lines(ctx.target, state["attempts"])
-    messages = prompts.thought(ctx.target, ctx.failure, numbered(_view(ctx)), tried, _situation(state, ctx),
+    messages = prompts.thought(ctx.target, ctx.briefing, numbered(_view(ctx)), tried, _situation(state, ctx),
                                state.get("hints", []))
     done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
     # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached

@@ -48,7 +48,7 @@ def _failure_of(label: str, attempts: list[Attempt], ctx: AgentContext) -> str:
     if label.startswith("attempt "):
         n = int(label.split()[1])
         return next((a.feedback for a in attempts if a.iteration == n and a.outcome in ("failed", "timeout")), "")
-    return ctx.failure.summary
+    return ctx.briefing.summary
 
 
 def _result(call: Message, attempts: list[Attempt], ctx: AgentContext) -> Message:
@@ -112,7 +112,7 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     failed = [a for a in state["attempts"] if a.code and a.outcome in ("failed", "timeout")]
     unseen = failed[:len(failed) - sum(not r.content.startswith("NOT RUN") for _, r in shown)]
     tried = prompts.history(ctx.target, unseen, skip_last=False) if unseen else ""
-    messages = prompts.tool_task(ctx.target, ctx.failure, state.get("hints", []), tried)
+    messages = prompts.tool_task(ctx.target, ctx.briefing, state.get("hints", []), tried)
     for assistant, result in shown:
         messages += [assistant, result]
     repeated = Cost()

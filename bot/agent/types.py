@@ -26,8 +26,9 @@ class Target:
 
 
 @dataclass(frozen=True)
-class Failure:
-    """Why the tests are red, as the model will read it."""
+class Briefing:
+    """Why the tests are red, as the model will read it (the failures package's `Failure` is the parsed record
+    of one failing test; this is what the agent is told)."""
 
     summary: str  # the failing assertion with its actual value, or the exception and its line
     tests: str = ""  # the test code the model may see (empty: hidden)
@@ -62,7 +63,7 @@ class Budgets:
     max_tokens_per_call: int = 400
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Attempt:
     iteration: int
     node: Node
@@ -79,7 +80,7 @@ class Attempt:
     answer: str = ""
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class SearchRound:
     """One search around one base."""
 

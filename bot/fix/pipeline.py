@@ -8,13 +8,12 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.agent import AgentContext, Attempt, Budgets, Target
-from bot.agent import Failure as AgentFailure
+from bot.agent import AgentContext, Attempt, Briefing, Budgets, Target
 from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName, RepairInterrupted, SearchRound
 from bot.errors import Stopped, UserError
@@ -29,7 +28,7 @@ from .pairs import PairKey, next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
 from .reproduce import CRASH, FixRun, SuiteCrashed, SuiteTimeout, guards_for, reproduce, same_test, suite_run
-from .result import BestAttempt, FixResult, TargetRepair, Timings
+from .result import BestAttempt, FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
 from .testrun import TestCommand
 from .types import Checkout, CodeTarget, FixStatus, TestRun
@@ -111,9 +110,12 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
     source = target_source(files, *spans)
     start = time.monotonic()
 
-    def record(status, stop_reason, attempts=(), changed=None, fixed=None, searches=()) -> TargetRepair:
-        return TargetRepair(spans[0], tuple(sorted(tests)), status, stop_reason, tuple(attempts), changed,
-                            time.monotonic() - start, source, fixed, tuple(searches), guards=len(guards),
+    def record(status: RepairStatus, stop_reason: RepairStop, attempts: Sequence[Attempt] = (),
+               changed: int | None = None, fixed: str | None = None,
+               searches: Sequence[SearchRound] = ()) -> TargetRepair:
+        return TargetRepair(target=spans[0], tests=tuple(sorted(tests)), status=status, stop_reason=stop_reason,
+                            attempts=tuple(attempts), changed_lines=changed, wall_s=time.monotonic() - start,
+                            original=source, fixed=fixed, searches=tuple(searches), guards=len(guards),
                             helper=spans[1] if len(spans) > 1 else None)
 
     ctx.say(f"  guarding {len(guards)} test(s) that passed before and ran it")
@@ -132,7 +134,7 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
         from bot.agent.graph import repair  # langgraph's second of imports only when a repair runs
 
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=target,
-                                     failure=AgentFailure(summary=first.feedback, tests=harness.shown), budgets=budgets,
+                                     briefing=Briefing(summary=first.feedback, tests=harness.shown), budgets=budgets,
                                      search=options.search, agent=options.agent, samples=options.samples,
                                      progress=_progress(ctx)))
     except RepairInterrupted as exc:
@@ -153,7 +155,7 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
         ctx.tests_s += sum(run.duration_s for run in harness.runs)
     fixed = part.expand(result.final_code) if part is not None and result.final_code is not None \
         else result.final_code
-    status = "fixed" if fixed is not None else "not_fixed"
+    status: RepairStatus = "fixed" if fixed is not None else "not_fixed"
     return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
 
 

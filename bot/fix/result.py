@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.agent.types import Attempt, SearchRound
+from bot.agent.types import Attempt, SearchRound, StopReason
 from bot.failures import Failure
 
 from .types import CodeTarget, FixStatus, TestRun
@@ -16,6 +16,9 @@ from .types import CodeTarget, FixStatus, TestRun
 EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix": 3, "flaky": 3, "interrupted": 130}
 # fixed: verified by the whole suite; regressed: passed its blamed tests, broke others in the whole suite (undone)
 RepairStatus = Literal["fixed", "not_fixed", "regressed"]
+# the agent's own, or why the pipeline ended a repair without it: the blamed tests passed as the code was, a stop
+# (time budget, signal), the model failed, a bug of fixbot's, the search alone fixed it before the model was asked
+RepairStop = StopReason | Literal["passed_without_change", "stopped", "error", "internal_error", "search_only"]
 
 
 @dataclass(frozen=True)
@@ -36,7 +39,7 @@ class RunSummary:
                    run.exit_code, run.timed_out)
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class TargetRepair:
     """The agent's work on one target: one span, or two (`helper`) when the bug is split between a function and
     the helper it calls and the two are repaired together."""
@@ -44,7 +47,7 @@ class TargetRepair:
     target: CodeTarget
     tests: tuple[str, ...]  # the failing tests that blamed it, which had to pass
     status: RepairStatus
-    stop_reason: str
+    stop_reason: RepairStop
     attempts: tuple[Attempt, ...]
     changed_lines: int | None
     wall_s: float
