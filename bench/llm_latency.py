@@ -2,11 +2,13 @@
 
     python bench/llm_latency.py --model llamacpp:bundled [--runs 3] [--max-tokens 512] [--json] [--no-server]
 
-Each run makes two calls with the same prompt: the full answer (latency, token counts) and a one-token
-answer (prompt evaluation time). prompt tok/s = prompt tokens / one-token latency; generated tok/s =
-(completion tokens - 1) / (full latency - one-token latency). The two calls' prompts differ in their first
-words, so neither reuses the KV cache of the call before it (cold-prompt numbers), while every run's full
-answer comes from the same prompt, so greedy decoding gives the same answer each run. Medians are printed.
+Each run makes three calls: the full answer (latency, token counts); the same call again, whose prompt the
+backend's cache holds (llama.cpp reuses the KV cache of a prefix), so its time is the generation's; and a
+one-token answer to a prompt that differs in its first words (prompt evaluation, cold). prompt tok/s = prompt
+tokens / one-token latency; generated tok/s = completion tokens / the repeated call's latency (a backend
+without a prompt cache shows less than its real speed). Subtracting the one-token call's time from the full
+call's instead gave noise, and on a busy machine a negative time. Every run's full answer comes from the same
+prompt, so greedy decoding gives the same answer each run. Medians are printed.
 """
 from __future__ import annotations
 
@@ -86,12 +88,12 @@ def measure(llm: LLM, runs: int, max_tokens: int) -> dict[str, Any]:
     rows = []
     for i in range(runs):
         full = llm.complete(repair_prompt(1), temperature=0.0, max_tokens=max_tokens, seed=0)
+        warm = llm.complete(repair_prompt(1), temperature=0.0, max_tokens=max_tokens, seed=0)  # prompt cached
         first = llm.complete(repair_prompt(2), temperature=0.0, max_tokens=1, seed=0)
-        gen_s = max(full.latency_s - first.latency_s, 1e-9)
         rows.append({"latency_s": full.latency_s, "prompt_s": first.latency_s,
                      "prompt_tokens": full.prompt_tokens, "completion_tokens": full.completion_tokens,
                      "prompt_tok_s": first.prompt_tokens / max(first.latency_s, 1e-9),
-                     "gen_tok_s": max(full.completion_tokens - 1, 0) / gen_s})
+                     "gen_tok_s": warm.completion_tokens / max(warm.latency_s, 1e-9)})
         print(f"  run {i + 1}/{runs}: {full.latency_s:.1f} s for {full.prompt_tokens} + {full.completion_tokens} "
               f"tokens (prompt {first.latency_s:.2f} s)", file=sys.stderr)
     med = {k: statistics.median(r[k] for r in rows) for k in rows[0]}

@@ -11,7 +11,8 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_bench_prints_one_json_line(tmp_path: Path) -> None:
     script = tmp_path / "answers.json"
-    script.write_text(json.dumps(["```python\ndef merge_intervals(intervals):\n    return intervals\n```", "ok"] * 2))
+    answer = "```python\ndef merge_intervals(intervals):\n    return intervals\n```"
+    script.write_text(json.dumps([answer, answer, "ok"] * 2))  # a run: the answer, the same again (cached), one token
     r = subprocess.run([sys.executable, "bench/llm_latency.py", "--model", f"scripted:{script}", "--runs", "2",
                         "--json"], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
