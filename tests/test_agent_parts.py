@@ -21,6 +21,7 @@ from bot.agent.code import (
 from bot.agent.mutate import mutants
 from bot.agent.parts import function_names, function_parts, join_parts
 from bot.agent.search import SearchOptions
+from bot.agent.state import ORIGINAL_SEEN
 from bot.llm import ScriptedLLM
 
 CALLER = '''\
@@ -104,7 +105,7 @@ def test_the_prompt_names_both_functions_and_asks_for_two_blocks():
     assert "The code of `percent`:\n```python\ndef percent(part, whole, digits=1):\n    return round(" in text
     assert text.rstrip().endswith("Reply with the corrected functions `percent` and `ratio`, each whole in its "
                                   "own ```python block.")
-    again = prompts.repeat(target, Briefing("x"), prompts.ORIGINAL, "E   assert 400.0 == 25.0", [])
+    again = prompts.repeat(target, Briefing("x"), ORIGINAL_SEEN, "E   assert 400.0 == 25.0", [])
     assert "follow it through `percent` into `ratio`" in again[-1].content
 
 

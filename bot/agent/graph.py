@@ -31,7 +31,7 @@ from .code import changed_lines, code_hash, extract_function
 from .context import REPEAT_BOOST, AgentContext
 from .minimize import minimize
 from .nodes import Graph, add_samples, ask, candidate, route_searched, route_start, route_tested, search, spent, test
-from .state import END, AgentState, Problem
+from .state import END, ORIGINAL_SEEN, AgentState, Problem
 from .types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, SearchRound, StopReason
 
 
@@ -60,7 +60,7 @@ def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
 def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     pending = state.get("pending")
-    same_as = pending.detail if pending else "an earlier attempt"
+    same_as = state["seen"].get(code_hash(pending.code)) if pending and pending.code else None
     feedback = state.get("feedback") or ctx.briefing.summary
     messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"])
     return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
@@ -110,7 +110,7 @@ def repair(ctx: AgentContext) -> AgentResult:
     """Run the graph once for one target; every attempt is recorded in the result."""
     started = time.monotonic()
     state: AgentState = {"iteration": 0, "tokens": 0, "started": started, "pending": None, "attempts": [],
-                         "seen": {code_hash(ctx.target.source): prompts.ORIGINAL}, "final": None,
+                         "seen": {code_hash(ctx.target.source): ORIGINAL_SEEN}, "final": None,
                          "current": ctx.target.source, "feedback": ctx.briefing.summary, "stop": None, "searches": []}
     out = state
     shown = [0, 0]  # attempts and searches already reported through ctx.progress

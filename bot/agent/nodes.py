@@ -22,7 +22,7 @@ from . import prompts
 from .code import changed_lines, code_hash, faithful, signature_problem
 from .context import REPEAT_BOOST, SAMPLE_TEMPERATURE, AgentContext, temperature
 from .search import search as search_around
-from .state import END, AgentState, Cost, Pending, Problem, Sample, as_pending
+from .state import END, AgentState, Cost, Pending, Problem, Sample, Seen, as_pending
 from .types import Attempt, Node, Outcome, StopReason, TestOutcome
 
 MAX_HINTS = 4
@@ -56,7 +56,7 @@ def repeat_boost(state: AgentState) -> float:
     return REPEAT_BOOST if last is not None and last.outcome == "repeat" else 0.0
 
 
-def checked(code: str | None, problem: Problem | None, detail: str, seen: Mapping[str, str], ctx: AgentContext
+def checked(code: str | None, problem: Problem | None, detail: str, seen: Mapping[str, Seen], ctx: AgentContext
             ) -> tuple[str | None, Problem | None, str]:
     """A model's function made faithful to the original, or why it cannot be tested (signature, repeat)."""
     if code is not None and problem is None:
@@ -65,7 +65,7 @@ def checked(code: str | None, problem: Problem | None, detail: str, seen: Mappin
     if code is not None and problem is None:
         code = faithful(code, ctx.target.source)
         same = seen.get(code_hash(code))
-        problem, detail = ("repeat", same) if same else (None, "")
+        problem, detail = ("repeat", prompts.seen_label(same)) if same else (None, "")
     return code, problem, detail
 
 
@@ -108,7 +108,7 @@ def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
                for s, o, n in zip(pending.alternatives, outcomes[1:], changed[1:])]
     records.append(attempt(it, pending, _label(outcomes[0]), outcomes[0].feedback, changed[0]))  # last: the one
     update: AgentState = {"attempts": records, "pending": None,                       # the prompt shows in full
-                          "seen": {**state["seen"], **{code_hash(c): f"attempt {it}" for c in codes}}}
+                          "seen": {**state["seen"], **{code_hash(c): Seen("attempt", it) for c in codes}}}
     passing = sorted((n, i) for i, (o, n) in enumerate(zip(outcomes, changed)) if o.passed)
     if passing:
         update["final"], update["stop"] = codes[passing[0][1]], "passed"
@@ -130,7 +130,7 @@ def add_samples(update: AgentState, messages: list[Message], state: AgentState, 
     assert pending is not None
     seen = dict(state["seen"])
     if pending.problem is None and pending.code is not None:
-        seen[code_hash(pending.code)] = "another answer to the same prompt"
+        seen[code_hash(pending.code)] = Seen("sample")
     kept: list[Sample] = []
     waste = Cost()
     for k in range(1, ctx.samples):
@@ -140,7 +140,7 @@ def add_samples(update: AgentState, messages: list[Message], state: AgentState, 
         if code is None or problem is not None:
             waste = waste.plus(done)
             continue
-        seen[code_hash(code)] = "another answer to the same prompt"
+        seen[code_hash(code)] = Seen("sample")
         kept.append(Sample(code, done.prompt_tokens, done.completion_tokens, done.latency_s, temp))
     if pending.problem is not None and not kept:  # nothing to test: the unusable answers' cost joins its attempt
         a = update["attempts"][-1]
@@ -157,7 +157,8 @@ def search(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     assert ctx.search is not None
     base = state["current"]
-    label = state["seen"].get(code_hash(base), "a candidate")
+    seen = state["seen"].get(code_hash(base))
+    label = prompts.seen_label(seen) if seen else "a candidate"
     passing, record = search_around(ctx.target.source, base, ctx.target.name, state["feedback"], ctx.harness,
                                     ctx.screen, ctx.search, label, exclude=frozenset(state["seen"]))
     ambiguous = record.survivors > 1 and ctx.search.ambiguous == "ask" and not spent(state, ctx)

@@ -9,6 +9,7 @@ from collections.abc import Sequence
 from ..llm.types import Message
 from .code import split_docstring, target_kind
 from .parts import function_names, function_parts
+from .state import Seen
 from .types import Attempt, Briefing, Target
 
 SYSTEM = """You repair one buggy Python function so that its tests pass.
@@ -164,6 +165,12 @@ def _hints(target: Target, hints: list[str]) -> str:
 ORIGINAL = "the original (buggy) function"  # how attempts and searches name the code the agent started from
 
 
+def seen_label(seen: Seen) -> str:
+    """Code already tried, as the model and the records name it: the original function, "attempt 3"."""
+    return {"original": ORIGINAL, "attempt": f"attempt {seen.iteration}",
+            "sample": "another answer to the same prompt"}[seen.kind]
+
+
 def draft(target: Target, briefing: Briefing, hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     return [Message("system", _system(target)),
             Message("user", f"{_task(target, briefing)}\n\nThe tests fail:\n{briefing.summary.strip()}\n"
@@ -187,19 +194,22 @@ def reflect(target: Target, briefing: Briefing, current: str, feedback: str, att
     return _follow_up(target, briefing, situation, attempts, ask, hints)
 
 
-def repeat(target: Target, briefing: Briefing, same_as: str, feedback: str, attempts: list[Attempt]) -> list[Message]:
-    if same_as == ORIGINAL and target_kind(target.source) == "functions":
+def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: str,
+           attempts: list[Attempt]) -> list[Message]:
+    original = same_as is not None and same_as.kind == "original"
+    if original and target_kind(target.source) == "functions":
         caller, *helpers = function_names(target.source)
         situation = f"Your answer did not change the functions: they are still the original (buggy) ones, which " \
                     f"fail:\n{feedback.strip()}"
         ask = (f"Each function has a bug. Take the failing test's input, follow it through `{caller}` into "
                f"{_names(helpers)} line by line, and in each of them change the line that produces a wrong value.")
-    elif same_as == ORIGINAL:  # most repeats (86 of 157 in one run): the model saw no bug and changed nothing
+    elif original:  # most repeats (86 of 157 in one run): the model saw no bug and changed nothing
         situation = f"Your answer did not change the function: it is still {ORIGINAL}, which fails:\n{feedback.strip()}"
         ask = ("The function has a bug. Take the failing test's input, follow it through the code line by line, "
                "find the line that produces the wrong value, and change that line.")
     else:
-        situation = f"Your answer was the same code as {same_as}, which fails:\n{feedback.strip()}"
+        earlier = seen_label(same_as) if same_as is not None else "an earlier attempt"
+        situation = f"Your answer was the same code as {earlier}, which fails:\n{feedback.strip()}"
         ask = "That change does not fix it. Read the docstring and the failing test again and find a different bug."
     return _follow_up(target, briefing, situation, attempts, ask)
 

@@ -16,6 +16,17 @@ END: Final = "__end__"  # langgraph's END, typed as the literal the routers retu
 
 
 @dataclass(frozen=True)
+class Seen:
+    """Which code an AST hash in `AgentState.seen` stands for; prompts.seen_label puts it into words."""
+
+    kind: Literal["original", "attempt", "sample"]  # sample: another answer to the prompt of the pending one
+    iteration: int = 0  # an attempt's number
+
+
+ORIGINAL_SEEN = Seen("original")
+
+
+@dataclass(frozen=True)
 class Sample:
     """Another answer to the same prompt (`AgentContext.samples`), checked and new, tested with the pending one."""
 
@@ -47,6 +58,15 @@ class Pending:
                        latency_s=self.latency_s + cost.latency_s)
 
 
+@dataclass(frozen=True)
+class Turn:
+    """One exchange of the tool-call conversation: the model's call and what it was answered."""
+
+    call: Message
+    result: Message
+    ran: bool  # the tests ran (PASSED or FAILED); False: answered without running (a repeat, no usable call)
+
+
 def as_pending(sample: Sample, node: Node) -> Pending:
     return Pending(code=sample.code, problem=None, detail="", prompt_tokens=sample.prompt_tokens,
                    completion_tokens=sample.completion_tokens, latency_s=sample.latency_s,
@@ -73,7 +93,7 @@ class AgentState(TypedDict, total=False):
     current: str  # the latest tested (failing) candidate: what reflect revises
     feedback: str  # its failure
     pending: Pending | None
-    seen: dict[str, str]  # normalised-AST hash -> which code it was ("the original function", "attempt 2")
+    seen: dict[str, Seen]  # normalised-AST hash -> which code it was: the original, an attempt
     attempts: Annotated[list[Attempt], operator.add]
     searches: Annotated[list[SearchRound], operator.add]
     hints: list[str]  # the latest search's passing mutants, when the tests could not choose between them
@@ -85,5 +105,5 @@ class AgentState(TypedDict, total=False):
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
-    turns: list[tuple[Message, Message]]
+    turns: list[Turn]
     open_call: Message | None

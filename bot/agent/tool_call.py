@@ -24,10 +24,10 @@ from langgraph.runtime import Runtime
 
 from ..llm.types import Completion, Message, Tool, ToolCall
 from . import prompts
-from .code import extract_function
+from .code import code_hash, extract_function
 from .context import AgentContext
 from .nodes import Graph, ask, candidate, checked, repeat_boost, spent
-from .state import END, AgentState, Cost, Problem
+from .state import END, AgentState, Cost, Problem, Seen, Turn
 from .types import Attempt
 
 MAX_TURNS = 3
@@ -43,35 +43,38 @@ RUN_TESTS = Tool(
                 "required": ["explanation", "code"]})
 
 
-def _failure_of(label: str, attempts: list[Attempt], ctx: AgentContext) -> str:
-    """The failure of the code a repeat repeats: "the original (buggy) function" or "attempt N"."""
-    if label.startswith("attempt "):
-        n = int(label.split()[1])
-        return next((a.feedback for a in attempts if a.iteration == n and a.outcome in ("failed", "timeout")), "")
+def _failure_of(same: Seen | None, attempts: list[Attempt], ctx: AgentContext) -> str:
+    """The failure of the code a repeat repeats: the original function's, or that attempt's."""
+    if same is not None and same.kind == "attempt":
+        return next((a.feedback for a in attempts if a.iteration == same.iteration
+                     and a.outcome in ("failed", "timeout")), "")
     return ctx.briefing.summary
 
 
-def _result(call: Message, attempts: list[Attempt], ctx: AgentContext) -> Message:
-    """What the model reads after its turn: the test result, or why nothing was run."""
+def _turn(call: Message, state: AgentState, ctx: AgentContext) -> Turn:
+    """The model's turn with what it reads after it: the test result, or why nothing was run."""
+    attempts = state["attempts"]
     last = attempts[-1]
-    if last.outcome in ("failed", "timeout"):
+    ran = last.outcome in ("failed", "timeout")
+    if ran:
         text = f"FAILED\n{last.feedback.strip()}"
     elif last.outcome == "repeat":  # with the failure again: "find a different fix" alone got the same code back
+        same = state["seen"].get(code_hash(last.code)) if last.code else None
         text = (f"NOT RUN: the same code as {last.feedback}, which fails:\n"
-                f"{_failure_of(last.feedback, attempts, ctx).strip()}\nChange the line that causes this failure.")
+                f"{_failure_of(same, attempts, ctx).strip()}\nChange the line that causes this failure.")
     elif last.outcome == "signature":
         text = f"NOT RUN: {last.feedback}."
     else:
         text = f"NOT RUN: {last.feedback}. Send the whole function `{ctx.target.name}` as `code`."
     if call.tool_calls:
-        return Message("tool", text, tool_call_id=call.tool_calls[0].id)
-    return Message("user", f"{text} Call run_tests.")
+        return Turn(call, Message("tool", text, tool_call_id=call.tool_calls[0].id), ran)
+    return Turn(call, Message("user", f"{text} Call run_tests."), ran)
 
 
-def _window(turns: list[tuple[Message, Message]]) -> list[tuple[Message, Message]]:
+def _window(turns: list[Turn]) -> list[Turn]:
     """The exchanges sent in full: tested ones, and the latest whatever it was. An untested answer shown again
     and again (the same code three times) is what the model then copies."""
-    tested = [t for t in turns[:-1] if not t[1].content.startswith("NOT RUN")]
+    tested = [t for t in turns[:-1] if t.ran]
     return (tested + turns[-1:])[-MAX_TURNS:]
 
 
@@ -107,14 +110,14 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     turns = list(state.get("turns") or [])
     open_call = state.get("open_call")
     if open_call is not None:
-        turns.append((open_call, _result(open_call, state["attempts"], ctx)))
+        turns.append(_turn(open_call, state, ctx))
     shown = _window(turns)
     failed = [a for a in state["attempts"] if a.code and a.outcome in ("failed", "timeout")]
-    unseen = failed[:len(failed) - sum(not r.content.startswith("NOT RUN") for _, r in shown)]
+    unseen = failed[:len(failed) - sum(t.ran for t in shown)]
     tried = prompts.history(ctx.target, unseen, skip_last=False) if unseen else ""
     messages = prompts.tool_task(ctx.target, ctx.briefing, state.get("hints", []), tried)
-    for assistant, result in shown:
-        messages += [assistant, result]
+    for turn in shown:
+        messages += [turn.call, turn.result]
     repeated = Cost()
     for retry in range(REPEAT_RETRIES + 1):
         done, temp = ask(messages, state, ctx, repeat_boost(state), tools=[RUN_TESTS], sample=retry)
