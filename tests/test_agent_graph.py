@@ -2,12 +2,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 
 import pytest
 
 from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, repair
 from bot.llm import ScriptedLLM
+
+from .in_process import InProcessHarness
 
 BUGGY = '''def add(a, b):
     """Return the sum of a and b."""
@@ -18,14 +19,11 @@ FIXED = "```python\ndef add(a, b):\n    return a + b\n```"
 WRONG = "```python\ndef add(a, b):\n    return a * b\n```"
 
 
-class AssertHarness:
+class AssertHarness(InProcessHarness):
     """Runs the candidate in-process against two asserts (the graph's unit tests need no sandbox)."""
 
     def __init__(self) -> None:
         self.checked: list[str] = []
-
-    def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
-        return [self.check(s) for s in sources]
 
     def check(self, function_source: str) -> TestOutcome:
         self.checked.append(function_source)

@@ -4,7 +4,6 @@ the graph end to end with a scripted model and an in-process harness."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
 
 import pytest
 
@@ -23,6 +22,8 @@ from bot.agent.parts import function_names, function_parts, join_parts
 from bot.agent.search import SearchOptions
 from bot.agent.state import ORIGINAL_SEEN
 from bot.llm import ScriptedLLM
+
+from .in_process import InProcessHarness
 
 CALLER = '''\
 def percent(part, whole, digits=1):
@@ -120,14 +121,11 @@ def test_mutants_edit_one_function_at_a_time():
     assert len({code_hash(m.source) for m in found}) == len(found)
 
 
-class PercentHarness:
+class PercentHarness(InProcessHarness):
     """percent(1, 4) == 25.0 and ratio's own cases, run in-process on the pair's code."""
 
     def __init__(self) -> None:
         self.checked: list[str] = []
-
-    def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
-        return [self.check(s) for s in sources]
 
     def check(self, source: str) -> TestOutcome:
         self.checked.append(source)

@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Sequence
 
 from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, repair
 from bot.agent.search import SearchOptions, hot_lines, search
 from bot.llm import ScriptedLLM
+
+from .in_process import InProcessHarness
 
 BUGGY = '''def add(a, b):
     """Return twice a, plus b."""
@@ -15,15 +16,12 @@ BUGGY = '''def add(a, b):
 '''
 
 
-class CaseHarness:
+class CaseHarness(InProcessHarness):
     """add(a, b) must equal `want(a, b)` on a few cases; runs in-process, counts what it was asked."""
 
     def __init__(self, want, cases=((2, 3), (1, 1), (5, 0))) -> None:  # type: ignore[no-untyped-def]
         self.want, self.cases = want, cases
         self.checked: list[str] = []
-
-    def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
-        return [self.check(s) for s in sources]
 
     def check(self, function_source: str) -> TestOutcome:
         self.checked.append(function_source)
