@@ -163,17 +163,17 @@ def run_ci(env: Mapping[str, str]) -> int:
         raise BadEvent("the `github-token` input is empty")
     with connect(token, repo=the_plan.repository, base_url=env.get("GITHUB_API_URL", "https://api.github.com")) as gh:
         read = _read_run(gh, the_plan, env, io)
-        checkout = _checkout_of(workspace, read.plan)
+        head = _head(workspace)
+        checkout = _checkout_of(workspace, read.plan, head)
         with io.group("fixing"):
             result = _fix(env, config, checkout, read, io)
         out = workspace / OUT_DIR
         write_outputs(result, out)
-        pr_url = _publish(gh, io, config, read, checkout, result)
+        pr_url = _publish(gh, io, config, read, checkout, result, head)
     return _report(io, result, out, pr_url)
 
 
-def _checkout_of(workspace: Path, the_plan: Plan) -> Checkout:
-    head = _head(workspace)
+def _checkout_of(workspace: Path, the_plan: Plan, head: str) -> Checkout:
     if the_plan.head_sha and head and head != the_plan.head_sha:
         raise WrongCheckout(f"the workspace holds {head[:12]}, but the run failed on {the_plan.head_sha[:12]}: "
                             "check out the failing commit first (see the example workflows)")
@@ -189,8 +189,8 @@ def _fix(env: Mapping[str, str], config: Config, checkout: Checkout, read: _RunR
 
 
 def _publish(gh: GitHubRepo, io: RunnerIO, config: Config, read: _RunRead, checkout: Checkout,
-             result: FixResult) -> str:
-    """The pull request's URL ("" when nothing was published)."""
+             result: FixResult, head: str) -> str:
+    """The pull request's URL ("" when nothing was published). `head`: the workspace's commit."""
     if result.status != "fixed":
         return ""
     if config.dry_run or not read.plan.can_publish:
@@ -201,7 +201,7 @@ def _publish(gh: GitHubRepo, io: RunnerIO, config: Config, read: _RunRead, check
         after = _files_after(result, checkout.root)
         modes = {p: "100755" for p in after if os.access(Path(checkout.root) / p, os.X_OK)}
         pub = publish(gh, result, base_branch=read.plan.base_branch,
-                      head_sha=read.plan.head_sha or _head(Path(checkout.root)), run_url=read.url,
+                      head_sha=read.plan.head_sha or head, run_url=read.url,
                       labels=config.labels, draft=config.draft, source_pr=read.plan.source_pr, files_after=after,
                       modes=modes)
         io.say(f"pull request {pub.action}: {pub.pr_url or ''} {pub.reason}".rstrip())

@@ -79,7 +79,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if options.log_failures:
         _say(f"  the CI log names {len(options.log_failures)} failing test(s)")
     result = fix_checkout(checkout, options, model=args.model, api_base=args.api_base, api_key=args.api_key,
-                          env_request=env_request_from(args))
+                          env_request=env_request_from(args), say=_say)
     write_outputs(result, out)
     if result.error:
         _say(f"report: {out / 'report.md'}")

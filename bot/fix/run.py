@@ -15,13 +15,9 @@ from .result import FixResult
 from .types import Checkout
 
 
-def _say(message: str) -> None:
-    print(message, flush=True)
-
-
 def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_base: str | None = None,
                  api_key: str | None = None, env_request: EnvRequest | None = None,
-                 say: Callable[[str], None] = _say) -> FixResult:
+                 say: Callable[[str], None]) -> FixResult:
     """The pipeline with its run-time dependencies: the environment image, the sandbox, the (lazy) model."""
     client = connect()
     env = prepare_environment(checkout, env_request or EnvRequest(), client=client, log=lambda m: say("  " + m))
