@@ -1,6 +1,6 @@
 """`fixbot fix` over every demo repository under examples/, as a user runs it (one process per repository).
 
-    python bench/examples.py [--model llamacpp:bundled] [--iterations 8] [--only one-module,two-bugs] [--json]
+    python bench/examples.py [--model llamacpp:bundled] [--iterations K] [--only one-module,two-bugs] [--json]
 
 Prints per repository: fixed or not, wall time split into setup (dependencies, sandbox) / test runs / model,
 and changed lines; then the totals. --json prints one JSON line instead. Each repository is copied to a
@@ -17,6 +17,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from bot.agent import FIX_REPAIR
 
 REPO = Path(__file__).resolve().parents[1]
 EXAMPLES = REPO / "examples"
@@ -46,7 +48,8 @@ def run_one(name: str, model: str, iterations: int, work: Path) -> dict:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--model", default="llamacpp:bundled")
-    parser.add_argument("--iterations", type=int, default=8)
+    parser.add_argument("--iterations", type=int, default=FIX_REPAIR.iterations,
+                        help=f"model calls per target (default {FIX_REPAIR.iterations}, as `fixbot fix`)")
     parser.add_argument("--only", help="comma-separated example names (default: all)")
     parser.add_argument("--json", action="store_true", help="one JSON line instead of the table")
     args = parser.parse_args()

@@ -12,9 +12,10 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .agent.context import FIX_SAMPLES, MAX_SAMPLES, samples_conflict
+from .agent.options import FIX_REPAIR, MAX_SAMPLES, RepairOptions, samples_conflict, samples_for
 from .agent.types import AgentName
 from .errors import UserError
+from .fix.pipeline import FixOptions
 from .llm import DEFAULT_MODEL
 
 
@@ -27,20 +28,26 @@ class Config:
     model: str = DEFAULT_MODEL
     api_base: str = ""
     test_command: str = "pytest"
-    iterations: int = 8  # model calls per target
-    max_targets: int = 4
+    iterations: int = FIX_REPAIR.iterations  # model calls per target
+    max_targets: int = FixOptions.max_targets
     paths: tuple[str, ...] = ("**/*.py",)  # glob patterns of files a fix may change (tests never)
     labels: tuple[str, ...] = ("fixbot",)
     draft: bool = True
     allow_forks: bool = False
     dry_run: bool = False
-    wall_s: int = 1800  # time budget of one run, a hard limit
+    wall_s: int = int(FixOptions.wall_s)  # time budget of one run, a hard limit
     test_timeout: int = 0  # per-test limit in seconds; 0: ten times the suite's slowest passing test (5 to 60 s)
-    search: bool = True  # the mutation search before and between model calls
-    agent: AgentName = "reflect"  # the repair design
-    samples: int = FIX_SAMPLES  # answers per model call of the reflect design, tested in one batch
+    search: bool = FIX_REPAIR.search is not None  # the mutation search before and between model calls
+    agent: AgentName = FIX_REPAIR.agent  # the repair design
+    samples: int = FIX_REPAIR.samples  # answers per model call of the reflect design, tested in one batch
     python: str = ""  # the Python the tests run on ("3.9"); empty: from the failing job, .python-version, ...
     setup: tuple[str, ...] = ()  # shell commands that install the test environment, instead of inferring it
+
+    def repair(self) -> RepairOptions:
+        """The file's repair keys as the agent's options (a design that asks for one answer gets one)."""
+        return dataclasses.replace(FIX_REPAIR, agent=self.agent, samples=samples_for(self.agent, self.samples),
+                                   budgets=dataclasses.replace(FIX_REPAIR.budgets, iterations=self.iterations),
+                                   search=FIX_REPAIR.search if self.search else None)
 
 
 KEYS = {f.name.replace("_", "-"): f for f in dataclasses.fields(Config)}

@@ -5,14 +5,11 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Literal
 
-from bot.agent import AgentContext, Briefing, Budgets, Target, repair
-from bot.agent.context import Schedule
-from bot.agent.search import SearchOptions
-from bot.agent.types import AgentName
+from bot.agent import AgentContext, Briefing, RepairOptions, Target, repair
 from bot.fix.patch import file_diff
 from bot.fix.spans import function_source, splice
 from bot.llm.types import LLM
@@ -30,13 +27,8 @@ PASSING_START = ("The visible tests pass (or there are none), but the function d
 @dataclass(frozen=True)
 class ReplayConfig:
     protocol: EvalProtocol = "tests"
-    budgets: Budgets = Budgets()
-    schedule: Schedule = "rising"
+    repair: RepairOptions = RepairOptions()  # the agent's plain form unless asked
     seed: int = 0
-    search: SearchOptions | None = None
-    agent: AgentName = "reflect"
-    few_shot: bool = False
-    samples: int = 1  # answers per model call (reflect)
 
 
 def visible_tests(task: Task, protocol: EvalProtocol) -> str:
@@ -57,12 +49,11 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     visible = humaneval_harness(sandbox, task.buggy_module, task.entry_point, shown)
     before = visible.check(target.source)
     briefing = Briefing(summary=PASSING_START if before.passed else before.feedback, tests=shown)
-    searching = config.search is not None and not before.passed  # a search needs a failing test to drive it
-    ctx = AgentContext(llm=llm, harness=visible, target=target, briefing=briefing, budgets=config.budgets,
-                       schedule=config.schedule, seed=config.seed, search=config.search if searching else None,
+    searching = config.repair.search is not None and not before.passed  # a search needs a failing test to drive it
+    options = config.repair if searching else replace(config.repair, search=None)
+    ctx = AgentContext(llm=llm, harness=visible, target=target, briefing=briefing, options=options, seed=config.seed,
                        screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown) if searching
-                       else None, agent=config.agent, few_shot=config.few_shot,
-                       samples=config.samples)
+                       else None)
     result = repair(ctx)
     passed = result.status == "fixed"
     if result.final_code is not None and config.protocol != "tests":

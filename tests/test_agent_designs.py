@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from bot.agent import AgentContext, Briefing, Budgets, Target, repair
-from bot.agent.context import SAMPLE_TEMPERATURE
+from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, repair
+from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
 from bot.agent.thought_patch import FREE_UNTESTABLE
 from bot.agent.tool_call import MAX_TURNS, REPEAT_RETRIES
@@ -22,9 +22,9 @@ PLAN = "Line 3 subtracts; it should add: `return a + b`."
 def run(agent: str, answers: list, **options) -> tuple:  # type: ignore[no-untyped-def]
     llm, harness = ScriptedLLM(answers), AssertHarness()
     few_shot = options.pop("few_shot", False)
-    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), agent=agent, few_shot=few_shot,
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
                        briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
-                       budgets=Budgets(**options))
+                       options=RepairOptions(agent=agent, few_shot=few_shot, budgets=Budgets(**options)))
     return repair(ctx), llm, harness
 
 
@@ -217,7 +217,7 @@ def test_a_model_without_tools_is_a_clear_error():
             return Completion("no", 1, 1, 0.0)
 
     ctx = AgentContext(llm=TextOnly(), harness=AssertHarness(), target=Target("add", BUGGY), briefing=Briefing("x"),
-                       agent="tool-call")
+                       options=RepairOptions(agent="tool-call"))
     with pytest.raises(RepairInterrupted, match="text-only cannot call tools"):
         repair(ctx)
 
@@ -252,8 +252,9 @@ class SchemaRecordingLLM(ScriptedLLM):
 
 def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
     llm = SchemaRecordingLLM([PLAN, edit(3, "    return a + b")])
-    ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY), agent="thought-patch",
-                       briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"), budgets=Budgets())
+    ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY),
+                       briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"),
+                       options=RepairOptions(agent="thought-patch"))
     assert repair(ctx).status == "fixed"
     plan_schema, patch_schema = llm.schemas  # the plan is prose; the patch's lines are those of the view:
     replace, insert, delete = patch_schema["properties"]["edits"]["items"]["anyOf"]  # def, comment, return

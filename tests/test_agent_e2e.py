@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from bot.agent import Budgets
+from bot.agent import Budgets, RepairOptions
 from eval.replay import ReplayConfig, run_task
 from eval.tasks import load_tasks
 
@@ -27,7 +27,8 @@ def tasks(shared_data):
 
 def test_bundled_model_repairs_a_real_buggy_function(bundled_llm, tasks, docker_sandbox):
     task = tasks[2]  # truncate_number: `return number % 1.0 + 1.0` must lose its `+ 1.0`
-    result = run_task(task, bundled_llm, docker_sandbox, ReplayConfig(budgets=Budgets(iterations=3)))
+    config = ReplayConfig(repair=RepairOptions(budgets=Budgets(iterations=3)))
+    result = run_task(task, bundled_llm, docker_sandbox, config)
     assert result.passed, result.attempts
     assert result.changed_lines == 1
     removed = [line for line in result.diff.splitlines() if line.startswith("-") and not line.startswith("---")]
@@ -60,7 +61,8 @@ def test_the_other_two_designs_repair_it_too(agent, node, bundled_llm, tasks, do
     """thought-patch: a plan, then JSON line edits; tool-call: the model calls run_tests through llama-cpp-python's
     function-calling format. No mutation search here, so the model's own candidate must pass."""
     llm = Recording(bundled_llm)
-    result = run_task(tasks[2], llm, docker_sandbox, ReplayConfig(budgets=Budgets(iterations=3), agent=agent))
+    config = ReplayConfig(repair=RepairOptions(budgets=Budgets(iterations=3), agent=agent))
+    result = run_task(tasks[2], llm, docker_sandbox, config)
     assert result.passed, result.attempts
     if agent == "thought-patch":  # patch continues the thought's conversation: llama.cpp evaluates only its new turn
         thought, patch = llm.done[:2]

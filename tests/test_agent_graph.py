@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, repair
+from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
 from bot.llm import ScriptedLLM
 
 from .in_process import InProcessHarness
@@ -40,7 +40,7 @@ def run(answers: list[str], **budgets) -> tuple:  # type: ignore[no-untyped-def]
     llm, harness = ScriptedLLM(answers), AssertHarness()
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
                        briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
-                       budgets=Budgets(**budgets))
+                       options=RepairOptions(budgets=Budgets(**budgets)))
     return repair(ctx), llm, harness
 
 
@@ -113,7 +113,7 @@ def test_time_budget_stops_the_loop():
     slow_check = harness.check
     harness.check = lambda source: (time.sleep(0.3), slow_check(source))[1]  # type: ignore[method-assign]
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), briefing=Briefing("fails"),
-                       budgets=Budgets(wall_s=0.2))
+                       options=RepairOptions(budgets=Budgets(wall_s=0.2)))
     result = repair(ctx)
     assert result.stop_reason == "time" and len(llm.calls) == 1
 
@@ -140,7 +140,7 @@ def test_every_attempt_is_recorded_with_usage():
 def test_temperature_schedules(schedule, first, second):
     llm, harness = ScriptedLLM([WRONG, FIXED]), AssertHarness()
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), briefing=Briefing("fails"),
-                       schedule=schedule)
+                       options=RepairOptions(schedule=schedule))
     result = repair(ctx)
     assert [a.temperature for a in result.attempts] == [first, second]
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, prompts, repair
+from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, prompts, repair
 from bot.agent.code import (
     changed_lines,
     code_hash,
@@ -145,7 +145,7 @@ def _repair(answers, search=None):  # type: ignore[no-untyped-def]
     llm, harness = ScriptedLLM(answers), PercentHarness()
     ctx = AgentContext(llm=llm, harness=harness, target=Target(NAME, PAIR),
                        briefing=Briefing("    assert percent(1, 4) == 25.0\nE   assert 400.0 == 25.0"),
-                       budgets=Budgets(iterations=3), search=search)
+                       options=RepairOptions(budgets=Budgets(iterations=3), search=search))
     return repair(ctx), llm, harness
 
 
@@ -181,7 +181,8 @@ def test_the_other_designs_repair_a_pair_too():
     for agent, answers in (("thought-patch", ["Line 2 swaps the arguments and line 9 floors.", edits]),
                            ("tool-call", [call])):
         llm, harness = ScriptedLLM(answers), PercentHarness()
-        ctx = AgentContext(llm=llm, harness=harness, target=Target(NAME, PAIR), agent=agent,
-                           briefing=Briefing("E   assert 400.0 == 25.0"), budgets=Budgets(iterations=2))
+        ctx = AgentContext(llm=llm, harness=harness, target=Target(NAME, PAIR),
+                           briefing=Briefing("E   assert 400.0 == 25.0"),
+                           options=RepairOptions(agent=agent, budgets=Budgets(iterations=2)))
         result = repair(ctx)
         assert result.status == "fixed" and result.final_code == FIXED, agent

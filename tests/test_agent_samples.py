@@ -1,8 +1,8 @@
 """Several answers per model call (`AgentContext.samples`): every route, with the scripted model."""
 from __future__ import annotations
 
-from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, repair
-from bot.agent.context import SAMPLE_TEMPERATURE
+from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
+from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.llm import ScriptedLLM
 
 from .test_agent_graph import BUGGY, FIXED, WRONG, AssertHarness
@@ -37,8 +37,8 @@ class SeenOptions(ScriptedLLM):
 def run(answers: list[str], samples: int = 3, **budgets):  # type: ignore[no-untyped-def]
     llm, harness = SeenOptions(answers), BatchHarness()
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
-                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5"), budgets=Budgets(**budgets),
-                       samples=samples)
+                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5"),
+                       options=RepairOptions(budgets=Budgets(**budgets), samples=samples))
     return repair(ctx), llm, harness
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import time
 
-from bot.agent import AgentContext, Briefing, Budgets, Target, TestOutcome, repair
+from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
 from bot.agent.search import SearchOptions, hot_lines, search
 from bot.llm import ScriptedLLM
 
@@ -52,7 +52,8 @@ class CountingScreen:
 def run(want, answers, screen=True, cases=((2, 3), (1, 1), (5, 0)), **options):  # type: ignore[no-untyped-def]
     llm, harness = ScriptedLLM(answers), CaseHarness(want, cases)
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), briefing=Briefing("assert add(2, 3)"),
-                       search=SearchOptions(**options), screen=CountingScreen(harness) if screen else None)
+                       options=RepairOptions(search=SearchOptions(**options)),
+                       screen=CountingScreen(harness) if screen else None)
     return repair(ctx), llm, harness, ctx.screen
 
 
@@ -98,7 +99,7 @@ def test_weak_tests_with_accept_take_the_first_and_a_zero_budget_always_accepts(
     assert result.fixed_by == "search" and llm.calls == []
     llm, harness = ScriptedLLM([]), CaseHarness(lambda a, b: a + b, ((2, 0),))
     ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), briefing=Briefing("x"),
-                       budgets=Budgets(iterations=0), search=SearchOptions(ambiguous="ask"),
+                       options=RepairOptions(budgets=Budgets(iterations=0), search=SearchOptions(ambiguous="ask")),
                        screen=CountingScreen(harness))
     assert repair(ctx).fixed_by == "search"  # nobody to ask: the search alone decides
 

@@ -186,12 +186,13 @@ def test_ci_tool_call_design_needs_a_model_with_tools(github_double, tmp_path):
 
 
 def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
+    from bot.agent import FIX_REPAIR
     from bot.cli.ci_cmd import _design_line, _options
     from bot.config import Config
-    options = _options(Config(samples=3, search=False), ())
-    assert (options.agent, options.samples, options.search) == ("reflect", 3, None)
-    assert _options(Config(), ()).samples == 3  # the default: reflect with three answers per call
-    assert _options(Config(agent="thought-patch"), ()).samples == 1  # a design that asks for one ignores it
+    repair = _options(Config(samples=3, search=False, iterations=5), ()).repair
+    assert (repair.agent, repair.samples, repair.search, repair.iterations) == ("reflect", 3, None, 5)
+    assert _options(Config(), ()).repair == FIX_REPAIR  # the default: reflect, three answers per call, the search
+    assert _options(Config(agent="thought-patch"), ()).repair.samples == 1  # a design that asks for one ignores it
     # samples from the file beside a design picked by an input is ignored, and the log says so
     assert _design_line(Config(agent="tool-call", samples=4)) == \
         "design: tool-call, 1 answer(s) per model call (`samples: 4` applies to the reflect design only)"

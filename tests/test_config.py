@@ -93,3 +93,13 @@ def test_the_python_and_the_setup_commands(tmp_path):
     inputs = {"INPUT_SETUP": "pip install 'a>=1,<2'\n\npip install -e .\n", "INPUT_PYTHON": "3.13"}
     config = with_inputs(Config(), inputs)
     assert (config.setup, config.python) == (("pip install 'a>=1,<2'", "pip install -e ."), "3.13")
+
+
+def test_the_file_the_fix_command_and_the_pipeline_share_one_default_per_repair_option():
+    from bot.agent import FIX_REPAIR
+    from bot.cli.main import build_parser
+    from bot.fix.pipeline import FixOptions
+    assert Config().repair() == FixOptions().repair == FIX_REPAIR
+    fix = build_parser().parse_args(["fix", "."])
+    assert (fix.iterations, fix.agent, fix.max_targets, fix.wall) == \
+        (Config().iterations, Config().agent, Config().max_targets, Config().wall_s)

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent import Budgets, RepairOptions
 from bot.agent.search import SearchOptions
 from bot.fix.checkout import load_checkout
 from bot.fix.environment import EnvRequest, prepare_environment
@@ -49,12 +50,12 @@ def copy_example(name: str, tmp_path: Path) -> Path:
 def fix_example(docker_client, sandbox_image, root: Path, llm, **options):
     """The pipeline with the scripted model; without the mutation search unless asked (it would find most of
     these one-line fixes before the model is asked, which other tests check)."""
-    options.setdefault("search", None)
+    repair = RepairOptions(budgets=Budgets(iterations=3), samples=1, search=options.pop("search", None))
     checkout = load_checkout(root)
     env = prepare_environment(checkout, EnvRequest(), client=docker_client, log=print)
     with open_sandbox("docker", image=env.image) as sandbox:
         run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=print)
-        result = fix(checkout, run, FixOptions(iterations=3, **options), model=llm.name)
+        result = fix(checkout, run, FixOptions(repair=repair, **options), model=llm.name)
     return result, env
 
 

@@ -3,14 +3,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .context import AgentContext, Schedule
+from .context import AgentContext
+from .options import FIX_REPAIR, RepairOptions, Schedule
 from .types import AgentResult, Attempt, Briefing, Budgets, Harness, Target, TestOutcome
 
 if TYPE_CHECKING:
     from .graph import build_graph, mermaid, repair
 
-__all__ = ["AgentContext", "AgentResult", "Attempt", "Briefing", "Budgets", "Harness", "Schedule", "Target",
-           "TestOutcome", "build_graph", "mermaid", "repair"]
+__all__ = ["FIX_REPAIR", "AgentContext", "AgentResult", "Attempt", "Briefing", "Budgets", "Harness", "RepairOptions",
+           "Schedule", "Target", "TestOutcome", "build_graph", "mermaid", "repair"]
 
 
 def __getattr__(name: str) -> Any:

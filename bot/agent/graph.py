@@ -42,7 +42,7 @@ def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentConte
 
     done, temp = ask(messages, state, ctx, boost)
     update = candidate(node, done, temp, *parse(done.text), state, ctx)
-    return add_samples(update, messages, state, ctx, parse, boost) if ctx.samples > 1 else update
+    return add_samples(update, messages, state, ctx, parse, boost) if ctx.options.samples > 1 else update
 
 
 def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
@@ -115,8 +115,9 @@ def repair(ctx: AgentContext) -> AgentResult:
     out = state
     shown = [0, 0]  # attempts and searches already reported through ctx.progress
     try:  # streamed so that a model failure or a stop mid-way still hands back the attempts made so far
-        for values in build_graph(ctx.agent).stream(state, context=ctx, stream_mode="values",
-                                                    config={"recursion_limit": 6 * ctx.budgets.iterations + 10}):
+        limit = 6 * ctx.options.iterations + 10
+        for values in build_graph(ctx.options.agent).stream(state, context=ctx, stream_mode="values",
+                                                            config={"recursion_limit": limit}):
             out = cast(AgentState, values)  # stream_mode="values": each item is the whole state
             _report(ctx, out, shown)
     except (LLMError, Stopped, KeyboardInterrupt) as exc:

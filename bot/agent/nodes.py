@@ -20,7 +20,8 @@ from ..llm.errors import ToolsUnsupported
 from ..llm.types import Completion, JsonLLM, Message, Tool, ToolLLM
 from . import prompts
 from .code import changed_lines, code_hash, faithful, signature_problem
-from .context import REPEAT_BOOST, SAMPLE_TEMPERATURE, AgentContext, temperature
+from .context import REPEAT_BOOST, AgentContext, temperature
+from .options import SAMPLE_TEMPERATURE
 from .search import search as search_around
 from .state import END, AgentState, Cost, Pending, Problem, Sample, Seen, as_pending
 from .types import Attempt, Node, Outcome, StopReason, TestOutcome
@@ -35,12 +36,12 @@ def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: fl
     """One model call at the schedule's temperature (`sample` k > 0: the call's k-th extra answer, at least
     SAMPLE_TEMPERATURE, its own seed); the few-shot bug patterns join the system prompt when on. With a
     `schema`, a model that can generate under one answers with JSON it admits; others answer freely."""
-    temp = temperature(ctx.schedule, state["iteration"], boost)
+    temp = temperature(ctx.options.schedule, state["iteration"], boost)
     if sample:
         temp = max(temp, SAMPLE_TEMPERATURE)
-    if ctx.few_shot and messages and messages[0].role == "system":
+    if ctx.options.few_shot and messages and messages[0].role == "system":
         messages = [Message("system", f"{messages[0].content}\n\n{prompts.FEW_SHOT}"), *messages[1:]]
-    max_tokens, seed = ctx.budgets.max_tokens_per_call, ctx.seed + state["iteration"] + 1000 * sample
+    max_tokens, seed = ctx.options.budgets.max_tokens_per_call, ctx.seed + state["iteration"] + 1000 * sample
     if schema is not None and isinstance(ctx.llm, JsonLLM):
         return ctx.llm.complete_json(messages, schema, temperature=temp, max_tokens=max_tokens, seed=seed), temp
     if not tools:
@@ -123,7 +124,7 @@ def _label(outcome: TestOutcome) -> Outcome:
 
 def add_samples(update: AgentState, messages: list[Message], state: AgentState, ctx: AgentContext, parse: Parse,
                 boost: float = 0.0) -> AgentState:
-    """`ctx.samples - 1` more answers to the prompt that gave `update`'s pending candidate; the usable new ones
+    """`samples - 1` more answers to the prompt that gave `update`'s pending candidate; the usable new ones
     join it as alternatives, tested in the same batch. When the first answer was unusable, the first usable
     sample takes its place. Unusable samples still count their tokens."""
     pending = update["pending"]
@@ -133,7 +134,7 @@ def add_samples(update: AgentState, messages: list[Message], state: AgentState, 
         seen[code_hash(pending.code)] = Seen("sample")
     kept: list[Sample] = []
     waste = Cost()
-    for k in range(1, ctx.samples):
+    for k in range(1, ctx.options.samples):
         done, temp = ask(messages, state, ctx, boost, sample=k)
         update["tokens"] += done.prompt_tokens + done.completion_tokens
         code, problem, _ = checked(*parse(done.text), seen, ctx)
@@ -155,13 +156,13 @@ def add_samples(update: AgentState, messages: list[Message], state: AgentState, 
 
 def search(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
-    assert ctx.search is not None
+    assert ctx.options.search is not None
     base = state["current"]
     seen = state["seen"].get(code_hash(base))
     label = prompts.seen_label(seen) if seen else "a candidate"
     passing, record = search_around(ctx.target.source, base, ctx.target.name, state["feedback"], ctx.harness,
-                                    ctx.screen, ctx.search, label, exclude=frozenset(state["seen"]))
-    ambiguous = record.survivors > 1 and ctx.search.ambiguous == "ask" and not spent(state, ctx)
+                                    ctx.screen, ctx.options.search, label, exclude=frozenset(state["seen"]))
+    ambiguous = record.survivors > 1 and ctx.options.search.ambiguous == "ask" and not spent(state, ctx)
     if passing and ambiguous:  # weak tests cannot choose: the model, reading the docstring, gets them as hints
         hints = passing[:MAX_HINTS]
         return {"searches": [replace(record, fixed=False, hinted=len(hints))], "hints": hints}
@@ -172,7 +173,7 @@ def search(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
 
 
 def spent(state: AgentState, ctx: AgentContext) -> StopReason | None:
-    b = ctx.budgets
+    b = ctx.options.budgets
     if state["iteration"] >= b.iterations:
         return "iterations"
     if state["tokens"] >= b.tokens:
@@ -183,7 +184,7 @@ def spent(state: AgentState, ctx: AgentContext) -> StopReason | None:
 
 
 def route_start(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["search", "first", "__end__"]:
-    search = runtime.context.search
+    search = runtime.context.options.search
     if search is not None and search.first_round:
         return "search"
     return END if spent(state, runtime.context) else "first"  # a zero budget: the search alone, or nothing
@@ -192,7 +193,7 @@ def route_start(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["s
 def route_tested(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["search", "revise", "__end__"]:
     if state.get("final") is not None or spent(state, runtime.context):
         return END
-    return "search" if runtime.context.search is not None else "revise"
+    return "search" if runtime.context.options.search is not None else "revise"
 
 
 def route_searched(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["first", "revise", "__end__"]:

@@ -17,8 +17,6 @@ from pathlib import Path
 
 from ..action.event import BadEvent, Plan, plan, read_event
 from ..action.runner_io import RunnerIO
-from ..agent.context import samples_for
-from ..agent.search import SearchOptions
 from ..config import Config, load_file, with_inputs
 from ..errors import UserError
 from ..failures import Failure, ParseError, parse_ci_log
@@ -92,16 +90,15 @@ def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
 
 def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
     return FixOptions(test_command=TestCommand.parse(config.test_command), log_failures=failures,
-                      iterations=config.iterations, max_targets=config.max_targets, wall_s=config.wall_s,
+                      max_targets=config.max_targets, wall_s=config.wall_s,
                       test_timeout_s=config.test_timeout or None,
-                      paths=config.paths, search=SearchOptions() if config.search else None,
-                      agent=config.agent, samples=samples_for(config.agent, config.samples))
+                      paths=config.paths, repair=config.repair())
 
 
 def _design_line(config: Config) -> str:
     """The design and answers per call this run uses: `samples` from the file is ignored, not rejected, when an
     Action input picks a design that asks for one answer at a time, so the log says so."""
-    samples = samples_for(config.agent, config.samples)
+    samples = config.repair().samples
     line = f"design: {config.agent}, {samples} answer(s) per model call"
     if samples != config.samples:
         line += f" (`samples: {config.samples}` applies to the reflect design only)"

@@ -4,19 +4,20 @@ from __future__ import annotations
 import argparse
 import sys
 from contextlib import closing
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
 
 from tqdm import tqdm
 
-from ..agent import Budgets
-from ..agent.context import SCHEDULES
+from ..agent.options import SCHEDULES, RepairOptions
 from ..agent.search import SearchOptions
 from ..agent.types import AGENTS
 from ..errors import UserError
 from ..llm.lazy import LazyModel
 from ..llm.spec import require_tools
 from .options import add_model_args, add_samples_arg, add_sandbox_args, check_samples, open_sandbox_from, opened_model
+
+EVAL_REPAIR = RepairOptions()  # what eval measures unless asked: the agent's plain form
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
@@ -58,9 +59,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
            "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot,
            "samples": args.samples, "task_seconds": args.task_seconds}
     store = ResultsFile(out, run)
-    config = ReplayConfig(protocol=args.protocol, schedule=args.schedule, seed=args.seed, search=search,
-                          agent=args.agent, few_shot=args.few_shot, samples=args.samples,
-                          budgets=Budgets(iterations=args.iterations, wall_s=args.task_seconds))
+    options = RepairOptions(agent=args.agent, samples=args.samples, search=search, schedule=args.schedule,
+                            few_shot=args.few_shot, budgets=replace(EVAL_REPAIR.budgets, iterations=args.iterations,
+                                                                    wall_s=args.task_seconds))
+    config = ReplayConfig(protocol=args.protocol, repair=options, seed=args.seed)
     already = len(set(store.load()) & {t.task_id for t in tasks})
     # a search-only run (--iterations 0) never calls the model: it is not loaded
     model = opened_model(args, workers=args.workers) if args.iterations else closing(LazyModel(args.model))
@@ -91,26 +93,26 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--protocol", choices=("tests", "examples"), default="tests",
                    help="tests: the model sees the full tests; examples: only the docstring examples, and the "
                         "hidden full tests decide (default tests)")
-    p.add_argument("--iterations", type=int, default=10, metavar="K",
-                   help="model calls per task (default 10; 0 with --search: the search alone)")
-    p.add_argument("--agent", choices=AGENTS, default="reflect",
+    p.add_argument("--iterations", type=int, default=EVAL_REPAIR.iterations, metavar="K",
+                   help=f"model calls per task (default {EVAL_REPAIR.iterations}; 0 with --search: the search alone)")
+    p.add_argument("--agent", choices=AGENTS, default=EVAL_REPAIR.agent,
                    help="the repair design: reflect (draft, test, reflect on the failure; default), thought-patch (a "
                         "root-cause plan, then JSON line edits applied by fixbot) or tool-call (the model calls "
                         "run_tests(code) itself; needs an openai: or llamacpp: model)")
-    add_samples_arg(p, 1)  # the plain agent stays what eval measures unless asked
+    add_samples_arg(p, EVAL_REPAIR.samples)
     p.add_argument("--few-shot", action="store_true",
                    help="put common bug patterns with their fixes in the system prompt (off by default)")
-    p.add_argument("--schedule", choices=SCHEDULES, default="rising",
+    p.add_argument("--schedule", choices=SCHEDULES, default=EVAL_REPAIR.schedule,
                    help="temperature schedule over the iterations (default rising: greedy first)")
     p.add_argument("--search", action="store_true",
                    help="mutation search: one-edit mutants of the buggy function before the first model call, and of "
                         "each failing candidate after its test, screened in batches (only the visible tests drive it)")
     p.add_argument("--search-mutants", type=int, default=SearchOptions.mutants, metavar="N",
                    help=f"mutants tried per search (default {SearchOptions.mutants})")
-    p.add_argument("--task-seconds", type=float, default=Budgets.wall_s, metavar="S",
-                   help=f"wall-time budget per task (default {Budgets.wall_s:.0f}); a task stops there whatever its "
-                        "iterations, so on a slow machine it can decide pass@1: summary.json counts the tasks it "
-                        "stopped (stop_reasons)")
+    p.add_argument("--task-seconds", type=float, default=EVAL_REPAIR.budgets.wall_s, metavar="S",
+                   help=f"wall-time budget per task (default {EVAL_REPAIR.budgets.wall_s:.0f}); a task stops there "
+                        "whatever its iterations, so on a slow machine it can decide pass@1: summary.json counts "
+                        "the tasks it stopped (stop_reasons)")
     p.add_argument("--limit", type=int, metavar="N", help="only the first N selected tasks")
     p.add_argument("--tasks", metavar="LIST", help="task numbers, e.g. 0,5,7")
     p.add_argument("--subset", metavar="stratified:F",

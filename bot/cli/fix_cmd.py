@@ -5,10 +5,10 @@ import argparse
 import os
 import re
 import sys
+from dataclasses import replace
 from pathlib import Path
 
-from ..agent.context import FIX_SAMPLES
-from ..agent.search import SearchOptions
+from ..agent.options import FIX_REPAIR
 from ..agent.types import AGENTS
 from ..errors import UserError
 from ..failures import parse_ci_log
@@ -70,10 +70,11 @@ def cmd_fix(args: argparse.Namespace) -> int:
         require_tools(args.model)
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
     options = FixOptions(test_command=TestCommand.parse(args.test_cmd), log_failures=_log_failures(args.from_log),
-                         iterations=args.iterations, max_targets=args.max_targets, wall_s=args.wall,
+                         max_targets=args.max_targets, wall_s=args.wall,
                          suite_timeout_s=args.suite_timeout, test_timeout_s=args.test_timeout,
-                         search=None if args.no_search else SearchOptions(),
-                         agent=args.agent, samples=args.samples)
+                         repair=replace(FIX_REPAIR, agent=args.agent, samples=args.samples,
+                                        budgets=replace(FIX_REPAIR.budgets, iterations=args.iterations),
+                                        search=None if args.no_search else FIX_REPAIR.search))
     out = Path(args.out).expanduser() if args.out else default_out(checkout.root)
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
     if options.log_failures:
@@ -119,28 +120,30 @@ def register(sub: argparse._SubParsersAction) -> None:
                              "it names, once they reproduce here")
     add_env_args(parser)
     add_model_args(parser)
-    parser.add_argument("--iterations", type=int, default=8, metavar="K", help="model calls per target (default 8)")
-    parser.add_argument("--max-targets", type=int, default=4, metavar="N",
-                        help="functions tried in all, best-ranked first (default 4)")
-    parser.add_argument("--agent", choices=AGENTS, default="reflect",
+    parser.add_argument("--iterations", type=int, default=FIX_REPAIR.iterations, metavar="K",
+                        help=f"model calls per target (default {FIX_REPAIR.iterations})")
+    parser.add_argument("--max-targets", type=int, default=FixOptions.max_targets, metavar="N",
+                        help=f"functions tried in all, best-ranked first (default {FixOptions.max_targets})")
+    parser.add_argument("--agent", choices=AGENTS, default=FIX_REPAIR.agent,
                         help="the repair design: reflect (default), thought-patch or tool-call "
                              "(see fixbot eval --help)")
-    add_samples_arg(parser, FIX_SAMPLES)
+    add_samples_arg(parser, FIX_REPAIR.samples)
     parser.add_argument("--no-search", action="store_true",
                         help="skip the mutation search (one-edit variants of the function, and of each failing model "
                              "candidate, run against the failing tests before and between model calls)")
     parser.add_argument("--out", metavar="DIR", help="where fix.patch and the reports go "
                                                      "(default ~/.cache/fixbot/fix/REPO-NAME)")
     parser.add_argument("--apply", action="store_true", help="apply the patch to the working tree when fixed")
-    parser.add_argument("--wall", type=float, default=1800, metavar="S",
+    parser.add_argument("--wall", type=float, default=FixOptions.wall_s, metavar="S",
                         help="time budget in seconds, a hard limit: the run stops and writes its report within it "
-                             "(default 1800)")
+                             f"(default {FixOptions.wall_s:.0f})")
     parser.add_argument("--test-timeout", type=float, default=None, metavar="S",
                         help="per-test time limit: a test running longer fails as 'timed out', with the line it was "
                              "running, and is repaired like any failure (default: ten times the suite's slowest "
                              "passing test, 5 to 60 s)")
-    parser.add_argument("--suite-timeout", type=float, default=600, metavar="S",
-                        help="the last backstop: a whole-suite run longer than this is an error (default 600)")
+    parser.add_argument("--suite-timeout", type=float, default=FixOptions.suite_timeout_s, metavar="S",
+                        help="the last backstop: a whole-suite run longer than this is an error "
+                             f"(default {FixOptions.suite_timeout_s:.0f})")
     parser.add_argument("--max-repo-mb", type=float, default=DEFAULT_MAX_MB, metavar="MB",
                         help=f"refuse repositories larger than this (default {DEFAULT_MAX_MB:g})")
     parser.set_defaults(handler=cmd_fix)

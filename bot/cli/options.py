@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
-from ..agent.context import MAX_SAMPLES, SAMPLE_TEMPERATURE, samples_conflict, samples_for
+from ..agent.options import MAX_SAMPLES, SAMPLE_TEMPERATURE, samples_conflict, samples_for
 from ..errors import UserError
 from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from ..llm.llamacpp_backend import available_cores

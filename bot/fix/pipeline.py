@@ -13,9 +13,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from bot.agent import AgentContext, Attempt, Briefing, Budgets, Target
-from bot.agent.search import SearchOptions
-from bot.agent.types import AgentName, RepairInterrupted, SearchRound
+from bot.agent import FIX_REPAIR, AgentContext, Attempt, Briefing, RepairOptions, Target
+from bot.agent.types import RepairInterrupted, SearchRound
 from bot.errors import Stopped, UserError
 from bot.failures import Failure
 from sandbox.errors import SandboxError
@@ -53,15 +52,12 @@ class ModelFailed(Exception):
 class FixOptions:
     test_command: TestCommand = TestCommand()
     log_failures: tuple[Failure, ...] = ()  # from --from-log: only these are to be fixed
-    iterations: int = 10  # model calls per target
     max_targets: int = 4  # targets tried in all
     wall_s: float = 1800.0  # a hard limit: the run reports within it
     suite_timeout_s: float = 600.0  # a whole-suite run; the backstop, since every test has its own limit
     test_timeout_s: float | None = None  # per test; None: ten times the slowest passing test (bot/fix/reproduce.py)
     paths: tuple[str, ...] = ("**/*.py",)  # files a fix may change (.github/fixbot.yml `paths`); tests never
-    search: SearchOptions | None = SearchOptions()  # one-edit mutants before and between model calls
-    agent: AgentName = "reflect"  # the repair design (bot/agent/graph.py)
-    samples: int = 1  # answers per model call, tested in one batch (reflect)
+    repair: RepairOptions = FIX_REPAIR  # the agent's design, iterations per target, answers per call, search
 
 
 @dataclass
@@ -129,14 +125,13 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
         if part is not None:
             harness = replace(harness, expand=part.expand)
             target = replace(target, source=part.source, context=excerpt_context(target, part))
-        budgets = Budgets(iterations=options.iterations, wall_s=max(1.0, deadline - time.monotonic()),
-                          max_tokens_per_call=answer_tokens(target.source, Budgets.max_tokens_per_call))
+        budgets = replace(options.repair.budgets, wall_s=max(1.0, deadline - time.monotonic()),
+                          max_tokens_per_call=answer_tokens(target.source, options.repair.budgets.max_tokens_per_call))
         from bot.agent.graph import repair  # langgraph's second of imports only when a repair runs
 
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=target,
-                                     briefing=Briefing(summary=first.feedback, tests=harness.shown), budgets=budgets,
-                                     search=options.search, agent=options.agent, samples=options.samples,
-                                     progress=_progress(ctx)))
+                                     briefing=Briefing(summary=first.feedback, tests=harness.shown),
+                                     options=replace(options.repair, budgets=budgets), progress=_progress(ctx)))
     except RepairInterrupted as exc:
         repaired = record("not_fixed", "stopped" if exc.stop else "error", exc.attempts)
         if exc.stop:
@@ -162,7 +157,7 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
 def _excerpt(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
              target: Target, feedback: str) -> Excerpt | None:
     """The part of a long function that the model is shown and answers with (bot/fix/excerpt.py), if any."""
-    if not options.iterations or len(spans) > 1 or work.run is None:
+    if not options.repair.iterations or len(spans) > 1 or work.run is None:
         return None
     part = excerpt_for(work.checkout.root, work.files, work.run, spans[0], tests, target, feedback)
     if part is not None:
@@ -263,19 +258,22 @@ def _sweep(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> No
     tried, and where mutants are cheap (a fraction of a second each on a project that imports fast) many more of
     them are tried before the model's first call, which takes as long as hundreds of them. Takes at most
     SWEEP_SHARE of the time left; the model repairs skip the searches done here."""
-    if options.search is None or not options.iterations:
+    repair = options.repair
+    if repair.search is None or not repair.iterations:
         return
     until = time.monotonic() + (deadline - time.monotonic()) * SWEEP_SHARE
-    slow = options.search.slow_mutants
+    slow = repair.search.slow_mutants
     done = 0
     for upto in sorted({min(SWEEP_FIRST, slow), slow, SWEEP_WIDER * slow}):
-        search = replace(options.search, slow_mutants=upto, skip=done)
-        _sweep_round(ctx, work, replace(options, iterations=0, search=search), until, deadline)
+        search_only = replace(repair, budgets=replace(repair.budgets, iterations=0),
+                              search=replace(repair.search, slow_mutants=upto, skip=done))
+        _sweep_round(ctx, work, replace(options, repair=search_only), until, deadline)
         done = upto
 
 
 def _sweep_round(ctx: FixRun, work: _Work, options: FixOptions, until: float, deadline: float) -> None:
-    assert options.search is not None
+    search = options.repair.search
+    assert search is not None
     searched: set[tuple[str, str]] = set()
     while work.remaining and len(searched) < options.max_targets and time.monotonic() < until:
         assert work.run is not None
@@ -284,8 +282,8 @@ def _sweep_round(ctx: FixRun, work: _Work, options: FixOptions, until: float, de
             return
         searched.add((target.path, target.qualname))
         tests = blamed_tests(target, work.run, work.remaining)
-        tried = f"mutants {options.search.skip + 1}-{options.search.slow_mutants}" if options.search.skip \
-            else f"the first {options.search.slow_mutants} mutants"
+        tried = f"mutants {search.skip + 1}-{search.slow_mutants}" if search.skip \
+            else f"the first {search.slow_mutants} mutants"
         ctx.say(f"searching {target.path}::{target.qualname} for a one-edit fix ({len(tests)} failing test(s); "
                 f"{tried})")
         repaired = _repair_one(ctx, work, (target,), tests, options, until)
@@ -304,8 +302,9 @@ def _repair_loop(ctx: FixRun, work: _Work, options: FixOptions, deadline: float,
         if chosen is None:
             return
         searched = len(chosen[0]) == 1 and (chosen[0][0].path, chosen[0][0].qualname) in swept
-        opts = replace(options, search=replace(options.search, first_round=False)) if searched and options.search \
-            else options
+        search = options.repair.search
+        opts = replace(options, repair=replace(options.repair, search=replace(search, first_round=False))) \
+            if searched and search else options
         repaired = _repair_one(ctx, work, *chosen, opts, _share(work, options, chosen[0], deadline))
         if repaired.fixed is not None:
             repaired = _verify(ctx, work, repaired, options, deadline)

@@ -1,0 +1,50 @@
+"""How the agent repairs a target: the one record of repair options that `fixbot fix`, `fixbot ci` (through
+.github/fixbot.yml) and `fixbot eval` each embed, with one default per option."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .search import SearchOptions
+from .types import AgentName, Budgets
+
+Schedule = Literal["rising", "falling"]
+SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
+SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly sensible code
+# fixbot fix / ci ask the reflect design for this many answers per call: on HumanEvalFix with the search, 3
+# answers fixed 9 more tasks of 164 (tests protocol) and 4 more (examples) for 1.35-1.6x the time
+FIX_SAMPLES = 3
+MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
+SAMPLING: tuple[AgentName, ...] = ("reflect",)  # the designs that can use several answers to one prompt
+
+
+@dataclass(frozen=True, kw_only=True)
+class RepairOptions:
+    """The agent's plain form, as `fixbot eval` measures it unless told otherwise (`FIX_REPAIR` is the product's)."""
+
+    agent: AgentName = "reflect"  # the design: reflect, thought-patch or tool-call (bot/agent/graph.py)
+    budgets: Budgets = Budgets()  # model calls (iterations), tokens, wall time, tokens per answer
+    # reflect: answers per model call, the first at the schedule's temperature and the rest at SAMPLE_TEMPERATURE,
+    # all tested in one sandbox batch (the prompt is cached, so each extra answer costs only its own tokens)
+    samples: int = 1
+    search: SearchOptions | None = None  # mutation search around the original and each failing candidate
+    schedule: Schedule = "rising"  # temperature over the iterations
+    few_shot: bool = False  # common bug patterns, with fixes, in the system prompt
+
+    @property
+    def iterations(self) -> int:
+        return self.budgets.iterations
+
+
+# what `fixbot fix` and `fixbot ci` use when nothing is asked: the search on, several answers per call
+FIX_REPAIR = RepairOptions(samples=FIX_SAMPLES, search=SearchOptions())
+
+
+def samples_for(agent: AgentName, default: int) -> int:
+    """The design's answers per call when none were asked for: only a sampling design draws several."""
+    return default if agent in SAMPLING else 1
+
+
+def samples_conflict(agent: AgentName, samples: int) -> str | None:
+    """Why `samples` answers per call do not fit the design, or None when they do."""
+    return f"the {agent} design asks for one answer at a time" if samples > 1 and agent not in SAMPLING else None
