@@ -43,8 +43,20 @@ def summarize(results: Sequence[TaskResult], run: dict[str, Any]) -> dict[str, A
         "model_calls": len(tokens),
         # why each task ended; "time" means the wall-time budget, not the model, decided it (a slow machine)
         "stop_reasons": dict(sorted(Counter(r.stop_reason for r in results).items())),
+        "time": time_split(results),
         **_search_summary(results),
     }
+
+
+def time_split(results: Sequence[TaskResult]) -> dict[str, float]:
+    """Where the tasks' time went: the model (of it, evaluating prompts: the rest is mostly generating), the
+    mutation search, and the rest (test runs in the sandbox, fixbot's own work)."""
+    wall = sum(r.wall_s for r in results)
+    model = sum(a["latency_s"] for r in results for a in r.attempts)
+    search = sum(s["seconds"] for r in results for s in r.searches)
+    return {"tasks_s": round(wall, 1), "model_s": round(model, 1),
+            "prompt_eval_s": round(sum(a.get("prompt_eval_s", 0.0) for r in results for a in r.attempts), 1),
+            "search_s": round(search, 1), "rest_s": round(max(wall - model - search, 0.0), 1)}
 
 
 def _search_summary(results: Sequence[TaskResult]) -> dict[str, Any]:
@@ -71,6 +83,11 @@ def table(summary: dict[str, Any]) -> str:
     rows.append(f"single-shot pass@1 {summary['single_shot_pass_at_1']:.3f} · wall {summary['wall_s']:.0f} s · "
                 f"median completion {summary['median_completion_tokens']} tokens/call · "
                 f"median changed lines {summary['median_changed_lines']}")
+    t = summary.get("time")
+    if t and t["tasks_s"]:
+        rows.append(f"time: model {t['model_s']:.0f} s (evaluating prompts {t['prompt_eval_s']:.0f} s, generating "
+                    f"and the rest {t['model_s'] - t['prompt_eval_s']:.0f} s) · search {t['search_s']:.0f} s · "
+                    f"tests in the sandbox and the rest {t['rest_s']:.0f} s")
     cut = summary.get("stop_reasons", {}).get("time")
     if cut:
         budget = summary.get("task_seconds", RUN_DEFAULTS["task_seconds"])

@@ -12,7 +12,7 @@ from bot.errors import UserError
 from bot.fix.spans import function_source
 from eval.harness import humaneval_harness
 from eval.replay import target_of
-from eval.report import summarize
+from eval.report import summarize, table
 from eval.results import ResultsFile, TaskResult
 from eval.tasks import load_tasks, select, stratified
 
@@ -144,7 +144,8 @@ def test_crashed_and_errored_tasks_are_run_again(tmp_path):
 
 def test_summary_curve_is_cumulative():
     def result(i: int, passed: bool, iterations: int) -> TaskResult:
-        attempts = [{"completion_tokens": 10 * (k + 1)} for k in range(iterations)]
+        attempts = [{"completion_tokens": 10 * (k + 1), "latency_s": 0.5, "prompt_eval_s": 0.2}
+                    for k in range(iterations)]
         return TaskResult(task_id=f"Python/{i}", bug_type="a" if i % 2 else "b", passed=passed,
                           visible_passed=passed, iterations=iterations, stop_reason="iterations", prompt_tokens=1,
                           completion_tokens=1, wall_s=2.0, changed_lines=1, final_code=None, diff="",
@@ -156,6 +157,9 @@ def test_summary_curve_is_cumulative():
     assert s["by_bug_type"] == {"a": {"n": 2, "passed": 2, "pass_at_1": 1.0},
                                 "b": {"n": 2, "passed": 1, "pass_at_1": 0.5}}
     assert s["median_completion_tokens"] == 20 and s["model_calls"] == 9
+    # 9 calls of 0.5 s, 0.2 s of each evaluating its prompt; no search; the rest of the 8 s is tests and fixbot's own
+    assert s["time"] == {"tasks_s": 8.0, "model_s": 4.5, "prompt_eval_s": 1.8, "search_s": 0.0, "rest_s": 3.5}
+    assert "time: model 4 s (evaluating prompts 2 s, generating and the rest 3 s)" in table(s)
 
 
 def test_cli_selfcheck_on_a_few_tasks(data, sandbox_image):

@@ -83,6 +83,8 @@ def test_the_shared_prefix_is_reused_between_calls(bundled: LlamaCppLLM) -> None
     # by llama.cpp, not timed: under load (a benchmark beside the tests) the timings overlapped.
     assert cold.cached_tokens <= 1, cold
     assert warm.cached_tokens > 250 and warm.prompt_tokens - warm.cached_tokens < 25, warm
+    # the seconds llama.cpp spent on the prompt: part of the call's, and far fewer for 12 tokens than for 275
+    assert 0 < cold.prompt_eval_s <= cold.latency_s and warm.prompt_eval_s < cold.prompt_eval_s, (cold, warm)
     bundled.reset()
     again = bundled.complete([system, Message("user", "Is `return a + b` right for sub?")], max_tokens=1)
     assert again.cached_tokens <= 1, again

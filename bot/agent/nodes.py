@@ -78,7 +78,8 @@ def candidate(node: Node, done: Completion, temp: float, code: str | None, probl
     pending = Pending(code=code, problem=problem, detail=detail,
                       prompt_tokens=done.prompt_tokens + before.prompt_tokens,
                       completion_tokens=done.completion_tokens + before.completion_tokens,
-                      latency_s=done.latency_s + before.latency_s, temperature=temp, node=node, answer=answer)
+                      latency_s=done.latency_s + before.latency_s, temperature=temp, node=node, answer=answer,
+                      prompt_eval_s=done.prompt_eval_s + before.prompt_eval_s)
     update: AgentState = {"iteration": state["iteration"] + 1, "pending": pending,
                           "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
     if problem is not None:  # an untestable answer is an attempt too: it cost a model call
@@ -92,7 +93,7 @@ def candidate(node: Node, done: Completion, temp: float, code: str | None, probl
 def attempt(iteration: int, p: Pending, outcome: Outcome, feedback: str, changed: int | None = None) -> Attempt:
     return Attempt(iteration=iteration, node=p.node, code=p.code, outcome=outcome, feedback=feedback,
                    prompt_tokens=p.prompt_tokens, completion_tokens=p.completion_tokens, latency_s=p.latency_s,
-                   temperature=p.temperature, changed_lines=changed, answer=p.answer)
+                   temperature=p.temperature, changed_lines=changed, answer=p.answer, prompt_eval_s=p.prompt_eval_s)
 
 
 def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
@@ -142,12 +143,13 @@ def add_samples(update: AgentState, messages: list[Message], state: AgentState, 
             waste = waste.plus(done)
             continue
         seen[code_hash(code)] = Seen("sample")
-        kept.append(Sample(code, done.prompt_tokens, done.completion_tokens, done.latency_s, temp))
+        kept.append(Sample(code, done.prompt_tokens, done.completion_tokens, done.latency_s, temp, done.prompt_eval_s))
     if pending.problem is not None and not kept:  # nothing to test: the unusable answers' cost joins its attempt
         a = update["attempts"][-1]
         return {**update, "attempts": [replace(a, prompt_tokens=a.prompt_tokens + waste.prompt_tokens,
                                                completion_tokens=a.completion_tokens + waste.completion_tokens,
-                                               latency_s=a.latency_s + waste.latency_s)]}
+                                               latency_s=a.latency_s + waste.latency_s,
+                                               prompt_eval_s=a.prompt_eval_s + waste.prompt_eval_s)]}
     if pending.problem is not None:  # its own attempt is recorded; a usable sample is tested instead
         first, *kept = kept
         pending = as_pending(first, pending.node)

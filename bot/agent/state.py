@@ -35,6 +35,7 @@ class Sample:
     completion_tokens: int
     latency_s: float
     temperature: float
+    prompt_eval_s: float = 0.0
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -49,13 +50,14 @@ class Pending:
     latency_s: float
     temperature: float
     node: Node
+    prompt_eval_s: float = 0.0  # of latency_s (Completion.prompt_eval_s)
     alternatives: tuple[Sample, ...] = ()  # more answers to the same prompt, tested in the same batch
     answer: str = ""  # what the model said, when the design keeps it with a tested attempt (thought-patch)
 
     def plus(self, cost: Cost) -> Pending:
         return replace(self, prompt_tokens=self.prompt_tokens + cost.prompt_tokens,
                        completion_tokens=self.completion_tokens + cost.completion_tokens,
-                       latency_s=self.latency_s + cost.latency_s)
+                       latency_s=self.latency_s + cost.latency_s, prompt_eval_s=self.prompt_eval_s + cost.prompt_eval_s)
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,7 @@ class Turn:
 def as_pending(sample: Sample, node: Node) -> Pending:
     return Pending(code=sample.code, problem=None, detail="", prompt_tokens=sample.prompt_tokens,
                    completion_tokens=sample.completion_tokens, latency_s=sample.latency_s,
-                   temperature=sample.temperature, node=node)
+                   prompt_eval_s=sample.prompt_eval_s, temperature=sample.temperature, node=node)
 
 
 @dataclass(frozen=True)
@@ -80,10 +82,11 @@ class Cost:
     prompt_tokens: int = 0
     completion_tokens: int = 0
     latency_s: float = 0.0
+    prompt_eval_s: float = 0.0
 
     def plus(self, done: Completion) -> Cost:
         return Cost(self.prompt_tokens + done.prompt_tokens, self.completion_tokens + done.completion_tokens,
-                    self.latency_s + done.latency_s)
+                    self.latency_s + done.latency_s, self.prompt_eval_s + done.prompt_eval_s)
 
 
 class AgentState(TypedDict, total=False):

@@ -66,7 +66,7 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
     # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
     return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
-            "plan_cost": Cost(done.prompt_tokens, done.completion_tokens, done.latency_s),
+            "plan_cost": Cost().plus(done),
             "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
 
 

@@ -75,6 +75,7 @@ class Attempt:
     latency_s: float
     temperature: float
     changed_lines: int | None = None
+    prompt_eval_s: float = 0.0  # of latency_s: the model evaluating the prompt (where the backend says)
     # the model's answer as it came, kept when it could not be tested (no code, or code already tried), and always
     # for thought-patch (its plan, then its edit): what a person studying the failures needs
     answer: str = ""

@@ -317,9 +317,10 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
     work = _Work(checkout, dict(checkout.files))
 
     def done(status: FixStatus, message: str, **more: Any) -> FixResult:
-        model_s = sum(a.latency_s for r in work.repairs for a in r.attempts)
-        timings = Timings(round(ctx.setup_s, 2), round(ctx.tests_s, 2), round(model_s, 2),
-                          round(time.monotonic() - started + ctx.setup_s, 2))
+        attempts = [a for r in work.repairs for a in r.attempts]
+        timings = Timings(round(ctx.setup_s, 2), round(ctx.tests_s, 2), round(sum(a.latency_s for a in attempts), 2),
+                          round(time.monotonic() - started + ctx.setup_s, 2),
+                          round(sum(a.prompt_eval_s for a in attempts), 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
                          flaky=work.flaky, targets=tuple(work.ranked), repairs=tuple(work.swept + work.repairs),
                          repository=checkout.root, test_command=str(options.test_command), model=model, **more)

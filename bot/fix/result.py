@@ -85,6 +85,7 @@ class Timings:
     tests_s: float = 0.0  # sandbox test runs outside the agent (reproduce, re-run, verify)
     model_s: float = 0.0  # model calls
     total_s: float = 0.0
+    prompt_eval_s: float = 0.0  # of model_s: evaluating prompts (the rest is mostly generating)
 
 
 @dataclass(frozen=True)
@@ -129,7 +130,8 @@ def to_markdown(result: FixResult) -> str:
     lines = [f"# fixbot: {result.status.replace('_', ' ')}", "", result.message, "",
              f"- repository: `{result.repository}`", f"- tests: `{result.test_command}`", f"- model: `{result.model}`",
              f"- time: {result.timings.total_s:.0f} s (setup {result.timings.setup_s:.0f} s, test runs "
-             f"{result.timings.tests_s:.0f} s, model {result.timings.model_s:.0f} s)", ""]
+             f"{result.timings.tests_s:.0f} s, model {result.timings.model_s:.0f} s, of which evaluating prompts "
+             f"{result.timings.prompt_eval_s:.0f} s)", ""]
     if result.failures:
         lines += ["## Failing tests", ""]
         for f in result.failures:

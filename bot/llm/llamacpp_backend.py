@@ -78,14 +78,14 @@ class LlamaCppLLM:
     def _chat(self, messages: Sequence[Message], **options: Any) -> Completion:
         msgs = [m.to_dict() for m in check_messages(messages)]
         start = time.monotonic()
-        out, evaluated = self._generate(lambda: self._llama.create_chat_completion(messages=msgs, **options))
+        out, evaluated, prompt_s = self._generate(lambda: self._llama.create_chat_completion(messages=msgs, **options))
         choice = out["choices"][0]
         usage = out.get("usage") or {}
         prompt_tokens = usage.get("prompt_tokens", 0)
         return Completion(text=choice["message"].get("content") or "", prompt_tokens=prompt_tokens,
                           completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
                           model=self.name, finish_reason=choice.get("finish_reason"),
-                          cached_tokens=max(prompt_tokens - evaluated, 0))
+                          cached_tokens=max(prompt_tokens - evaluated, 0), prompt_eval_s=prompt_s)
 
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
                             max_tokens: int = 512, seed: int | None = None) -> Completion:
@@ -98,7 +98,7 @@ class LlamaCppLLM:
         tool = tools[0]
         prompt = render(check_messages(messages), tools, tool.name)
         start = time.monotonic()
-        out, evaluated = self._generate(lambda: self._llama.create_completion(
+        out, evaluated, prompt_s = self._generate(lambda: self._llama.create_completion(
             prompt=prompt, temperature=temperature, max_tokens=max_tokens, stop=["<|im_end|>"],
             grammar=LlamaGrammar.from_json_schema(json.dumps(tool.parameters), verbose=False), seed=seed))
         choice = out["choices"][0]
@@ -108,21 +108,22 @@ class LlamaCppLLM:
         return Completion(text="", prompt_tokens=prompt_tokens,
                           completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
                           model=self.name, finish_reason="tool_calls", tool_calls=(call,),
-                          cached_tokens=max(prompt_tokens - evaluated, 0))
+                          cached_tokens=max(prompt_tokens - evaluated, 0), prompt_eval_s=prompt_s)
 
-    def _generate(self, call: Callable[[], Any]) -> tuple[Any, int]:
-        """Run one llama-cpp-python call under the lock; return its output and how many prompt tokens llama.cpp
-        evaluated for it (its perf counters' running count: what the cached prefix did not cover, counted rather
-        than timed, so it holds on a busy machine)."""
+    def _generate(self, call: Callable[[], Any]) -> tuple[Any, int, float]:
+        """Run one llama-cpp-python call under the lock; return its output, how many prompt tokens llama.cpp
+        evaluated for it (what the cached prefix did not cover) and the seconds that took, from its perf counters'
+        running totals (the count holds on a busy machine, the time is the machine's)."""
         import llama_cpp
 
         with self._lock:
-            before = llama_cpp.llama_perf_context(self._llama.ctx).n_p_eval
+            before = llama_cpp.llama_perf_context(self._llama.ctx)
             try:
                 out = call()
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
                 raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
-            return out, int(llama_cpp.llama_perf_context(self._llama.ctx).n_p_eval - before)
+            after = llama_cpp.llama_perf_context(self._llama.ctx)
+            return out, int(after.n_p_eval - before.n_p_eval), max(after.t_p_eval_ms - before.t_p_eval_ms, 0.0) / 1000
 
     def reset(self) -> None:
         """Forget the cached prefix, so the next call evaluates its whole prompt (benchmarks use this)."""

@@ -70,6 +70,7 @@ class Completion:
     attempts: int = 1  # requests made, > 1 only when a remote backend retried
     tool_calls: tuple[ToolCall, ...] = ()  # from `complete_with_tools` only
     cached_tokens: int = 0  # prompt tokens reused from the backend's cache, not evaluated again (where it says)
+    prompt_eval_s: float = 0.0  # of latency_s: evaluating the prompt's uncached part (where the backend says)
 
 
 @runtime_checkable
