@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
@@ -151,3 +152,20 @@ def test_mermaid_shows_every_node():
     text = mermaid()
     for node in ("draft", "test", "reflect", "repeat", "syntax"):
         assert f"{node}({node})" in text
+
+
+class CachedPrefix(ScriptedLLM):
+    """Reports all but the last 5 prompt tokens as cached, as llama.cpp does for a conversation's stable prefix."""
+
+    def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+        done = super().complete(messages, **options)
+        return replace(done, prompt_tokens=done.prompt_tokens + 1000, cached_tokens=done.prompt_tokens + 995)
+
+
+def test_the_token_budget_counts_what_the_model_processed_not_its_cached_prefix():
+    llm, harness = CachedPrefix([WRONG, WRONG.replace("*", "//"), FIXED]), AssertHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY), briefing=Briefing("fails"),
+                       options=RepairOptions(budgets=Budgets(tokens=1000)))
+    result = repair(ctx)  # each call's prompt is over 1000 tokens, but only its last 5 and the answer are new work
+    assert result.status == "fixed" and len(llm.calls) == 3
+    assert result.prompt_tokens > 3000  # the record keeps the whole prompts

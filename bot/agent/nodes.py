@@ -81,7 +81,7 @@ def candidate(node: Node, done: Completion, temp: float, code: str | None, probl
                       latency_s=done.latency_s + before.latency_s, temperature=temp, node=node, answer=answer,
                       prompt_eval_s=done.prompt_eval_s + before.prompt_eval_s)
     update: AgentState = {"iteration": state["iteration"] + 1, "pending": pending,
-                          "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
+                          "tokens": state["tokens"] + done.processed_tokens}
     if problem is not None:  # an untestable answer is an attempt too: it cost a model call
         outcome: Outcome = "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
         said = done.text or "\n".join(c.arguments for c in done.tool_calls)  # a tool call's answer is its arguments
@@ -137,7 +137,7 @@ def add_samples(update: AgentState, messages: list[Message], state: AgentState, 
     waste = Cost()
     for k in range(1, ctx.options.samples):
         done, temp = ask(messages, state, ctx, boost, sample=k)
-        update["tokens"] += done.prompt_tokens + done.completion_tokens
+        update["tokens"] += done.processed_tokens
         code, problem, _ = checked(*parse(done.text), seen, ctx)
         if code is None or problem is not None:
             waste = waste.plus(done)

@@ -83,10 +83,12 @@ class Cost:
     completion_tokens: int = 0
     latency_s: float = 0.0
     prompt_eval_s: float = 0.0
+    processed_tokens: int = 0  # what the token budget counts (Completion.processed_tokens)
 
     def plus(self, done: Completion) -> Cost:
         return Cost(self.prompt_tokens + done.prompt_tokens, self.completion_tokens + done.completion_tokens,
-                    self.latency_s + done.latency_s, self.prompt_eval_s + done.prompt_eval_s)
+                    self.latency_s + done.latency_s, self.prompt_eval_s + done.prompt_eval_s,
+                    self.processed_tokens + done.processed_tokens)
 
 
 class AgentState(TypedDict, total=False):

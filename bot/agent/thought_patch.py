@@ -67,7 +67,7 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
     return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
             "plan_cost": Cost().plus(done),
-            "tokens": state["tokens"] + done.prompt_tokens + done.completion_tokens}
+            "tokens": state["tokens"] + done.processed_tokens}
 
 
 def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:

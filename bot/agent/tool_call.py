@@ -126,7 +126,7 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
             break
         repeated = repeated.plus(done)
     update = candidate("tool", done, temp, code, problem, detail, state, ctx, before=repeated)
-    update["tokens"] += repeated.prompt_tokens + repeated.completion_tokens
+    update["tokens"] += repeated.processed_tokens
     update["turns"], update["open_call"] = turns, Message("assistant", done.text, tool_calls=tuple(runs[:1]))
     return update
 

@@ -58,7 +58,7 @@ class Harness(Protocol):
 @dataclass(frozen=True)
 class Budgets:
     iterations: int = 10  # model calls
-    tokens: int = 40_000  # prompt + completion, all calls
+    tokens: int = 40_000  # processed by the model in all calls: prompts' uncached parts and answers
     wall_s: float = 600.0
     max_tokens_per_call: int = 400
 

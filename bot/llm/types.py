@@ -72,6 +72,12 @@ class Completion:
     cached_tokens: int = 0  # prompt tokens reused from the backend's cache, not evaluated again (where it says)
     prompt_eval_s: float = 0.0  # of latency_s: evaluating the prompt's uncached part (where the backend says)
 
+    @property
+    def processed_tokens(self) -> int:
+        """The tokens the model worked on: the prompt's uncached part and the answer (what a token budget counts,
+        so that a design that asks often with one growing conversation is not charged for its cached prefix)."""
+        return self.prompt_tokens - self.cached_tokens + self.completion_tokens
+
 
 @runtime_checkable
 class LLM(Protocol):
