@@ -157,7 +157,7 @@ def leg_row(leg: Leg, code: int) -> dict:
     return {"leg": leg.name, "commit": leg.commit, "cpus": sorted(leg.cpus), "passed": s["passed"],
             "n_tasks": s["n_tasks"], "pass_at_1": s["pass_at_1"], "wall_s": round(sum(r["wall_s"] for r in rows), 1),
             "model_calls": s["model_calls"], "passed_tasks": sorted(r["task_id"] for r in rows if r["passed"]),
-            "out": str(leg.out)}
+            "time": s.get("time"), "out": str(leg.out)}  # where the time went, from commits that measure it
 
 
 def compare(before: dict, after: dict) -> dict:
@@ -243,13 +243,16 @@ def render(report: dict) -> list[str]:
     tasks = f"tasks {','.join(map(str, report['tasks']))}" if report["tasks"] else report["subset"]
     lines = [f"{report['date']} · {report['model']} · {tasks} seed {report['seed']} · {report['mode']} · "
              f"eval {' '.join(report['eval_args']) or '(defaults)'}"]
-    rows = [["leg", "commit", "passed", "pass@1", "task s", "model calls"]]
+    rows = [["leg", "commit", "passed", "pass@1", "task s", "model s", "prompts s", "search s", "model calls"]]
     for leg in report["legs"]:
         if "error" in leg:
             lines.append(f"{leg['leg']} ({leg['commit']}): {leg['error']}")
             continue
+        t = leg["time"] or {}
         rows.append([leg["leg"], leg["commit"], f"{leg['passed']}/{leg['n_tasks']}", f"{leg['pass_at_1']:.3f}",
-                     f"{leg['wall_s']:.0f}", str(leg["model_calls"])])
+                     f"{leg['wall_s']:.0f}", *(f"{t[k]:.0f}" if k in t else "-"
+                                               for k in ("model_s", "prompt_eval_s", "search_s")),
+                     str(leg["model_calls"])])
     lines += aligned(rows) if len(rows) > 1 else []
     for leg in report["legs"]:
         speed = report["speeds"].get(leg["leg"])
