@@ -15,6 +15,7 @@ from bot.fix.spans import function_source, splice
 from bot.llm.types import LLM
 from sandbox import Sandbox
 
+from .behaviour import behaviour_judge
 from .harness import humaneval_harness, humaneval_screen
 from .results import ResultsFile, TaskResult
 from .tasks import Task
@@ -51,9 +52,12 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     briefing = Briefing(summary=PASSING_START if before.passed else before.feedback, tests=shown)
     searching = config.repair.search is not None and not before.passed  # a search needs a failing test to drive it
     options = config.repair if searching else replace(config.repair, search=None)
+    # weak tests pass several functions: the fix is chosen by vote on more inputs (bot/agent/select.py)
+    judge = behaviour_judge(sandbox, task.buggy_module, task.entry_point, shown) if config.protocol == "examples" \
+        else None
     ctx = AgentContext(llm=llm, harness=visible, target=target, briefing=briefing, options=options, seed=config.seed,
                        screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown) if searching
-                       else None)
+                       else None, judge=judge)
     result = repair(ctx)
     passed = result.status == "fixed"
     if result.final_code is not None and config.protocol != "tests":
@@ -67,7 +71,8 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
                       completion_tokens=result.completion_tokens, wall_s=round(time.monotonic() - start, 3),
                       changed_lines=result.changed_lines, final_code=result.final_code, diff=diff,
                       attempts=[asdict(a) for a in result.attempts],
-                      searches=[asdict(s) for s in result.searches], fixed_by=result.fixed_by)
+                      searches=[asdict(s) for s in result.searches], fixed_by=result.fixed_by,
+                      selection=asdict(result.selection) if result.selection else None)
 
 
 def _errored(task: Task, exc: BaseException, start: float) -> TaskResult:

@@ -45,6 +45,7 @@ def summarize(results: Sequence[TaskResult], run: dict[str, Any]) -> dict[str, A
         "stop_reasons": dict(sorted(Counter(r.stop_reason for r in results).items())),
         "time": time_split(results),
         **_search_summary(results),
+        **_selection_summary(results),
     }
 
 
@@ -75,6 +76,16 @@ def _search_summary(results: Sequence[TaskResult]) -> dict[str, Any]:
     }
 
 
+def _selection_summary(results: Sequence[TaskResult]) -> dict[str, Any]:
+    chosen = [r for r in results if r.selection]
+    if not chosen:
+        return {}
+    changed = [r for r in chosen if r.selection and r.selection["changed"]]
+    return {"selected": len(chosen), "selected_among_several": sum(r.selection["candidates"] > 1 for r in chosen
+                                                                     if r.selection),
+            "selection_changed": len(changed), "selection_changed_passed": sum(r.passed for r in changed)}
+
+
 def table(summary: dict[str, Any]) -> str:
     rows = [f"{'bug type':<20}{'n':>5}{'passed':>8}{'pass@1':>9}"]
     for bug, s in summary["by_bug_type"].items():
@@ -96,6 +107,10 @@ def table(summary: dict[str, Any]) -> str:
         rows.append(f"search: {summary['fixed_by_search']} fixed (+{summary['search_visible_passed_hidden_failed']} "
                     f"passing only the visible tests) · {summary['search_candidates']} candidates in "
                     f"{summary['search_seconds']:.0f} s ({summary['search_candidates_per_s']:.0f}/s)")
+    if "selected" in summary:
+        rows.append(f"vote: {summary['selected']} fixes chosen, {summary['selected_among_several']} among several "
+                    f"candidates; {summary['selection_changed']} not the first found "
+                    f"({summary['selection_changed_passed']} of them pass the hidden tests)")
     return "\n".join(rows)
 
 

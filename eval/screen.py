@@ -8,6 +8,7 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
+from typing import Any
 
 from bot.agent.types import TestOutcome
 from bot.fix.spans import splice
@@ -38,25 +39,27 @@ class ScriptScreen:
         return f"{splice(self.module, self.function, function_source)}\n{self.tests}\n"
 
     def screen(self, sources: Sequence[str], timeout_s: float | None = None) -> list[TestOutcome]:
-        if not sources:
-            return []
-        timeout = timeout_s or self.timeout_s
-        size = math.ceil(len(sources) / CHUNKS)
-        chunks = [list(sources[i:i + size]) for i in range(0, len(sources), size)]
-        jobs = [Job({RUNNER: runner_source(),
-                     "screen.json": json.dumps({"programs": [self.program(s) for s in chunk],
-                                                "timeout": timeout})},
-                    ["python3", "-I", RUNNER], timeout=len(chunk) * (timeout + 1.0) + 10.0,
-                    collect=(RESULTS,))
-                for chunk in chunks]
-        outcomes: list[TestOutcome] = []
-        for chunk, result in zip(chunks, self.sandbox.run_batch(jobs)):
-            lines = (result.files.get(RESULTS) or "").splitlines()
-            for i in range(len(chunk)):
-                try:
-                    record = json.loads(lines[i])
-                except (IndexError, ValueError):  # the runner itself died: nothing screened passes
-                    record = {"passed": False, "timed_out": result.timed_out, "error": "screen lost"}
-                outcomes.append(TestOutcome(bool(record["passed"]), record.get("error", ""),
-                                            bool(record.get("timed_out")), float(record.get("seconds", 0.0))))
-        return outcomes
+        records = run_programs(self.sandbox, [self.program(s) for s in sources], timeout_s or self.timeout_s)
+        return [TestOutcome(bool(r["passed"]), r.get("error", ""), bool(r.get("timed_out")),
+                            float(r.get("seconds", 0.0))) for r in records]
+
+
+def run_programs(sandbox: Sandbox, programs: Sequence[str], timeout: float) -> list[dict[str, Any]]:
+    """Each program's record from `screen_runner.py` (passed, timed_out, error, seconds, result), in order, in
+    CHUNKS sandbox jobs side by side."""
+    if not programs:
+        return []
+    size = math.ceil(len(programs) / CHUNKS)
+    chunks = [list(programs[i:i + size]) for i in range(0, len(programs), size)]
+    jobs = [Job({RUNNER: runner_source(), "screen.json": json.dumps({"programs": chunk, "timeout": timeout})},
+                ["python3", "-I", RUNNER], timeout=len(chunk) * (timeout + 1.0) + 10.0, collect=(RESULTS,))
+            for chunk in chunks]
+    records: list[dict[str, Any]] = []
+    for chunk, result in zip(chunks, sandbox.run_batch(jobs)):
+        lines = (result.files.get(RESULTS) or "").splitlines()
+        for i in range(len(chunk)):
+            try:
+                records.append(json.loads(lines[i]))
+            except (IndexError, ValueError):  # the runner itself died: nothing it ran passes
+                records.append({"passed": False, "timed_out": result.timed_out, "error": "screen lost"})
+    return records

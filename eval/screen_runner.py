@@ -8,7 +8,8 @@ The screen is a filter: survivors are confirmed by the real tests, each in its o
 
 Input: `screen.json` in the work dir, {"programs": [source, ...], "timeout": seconds}. Output in
 `screen-results.jsonl` (a file: stdout is capped): one JSON line per program, in order,
-{"passed": bool, "timed_out": bool, "error": "AssertionError: ...", "seconds": float}.
+{"passed": bool, "timed_out": bool, "error": "AssertionError: ...", "seconds": float}, plus "result": the string a
+program that ran to its end left in its global `__fixbot_result__` (what a behaviour probe computed), if any.
 """
 import json
 import os
@@ -20,6 +21,7 @@ import traceback
 
 MEMORY_BYTES = 512 * 1024 * 1024
 ERROR_CHARS = 300
+RESULT_CHARS = 2000
 RESULTS = "screen-results.jsonl"
 GRACE_S = 1.0  # past a program's own timer: the worker is stuck where the timer cannot reach
 
@@ -35,9 +37,13 @@ def _on_alarm(signum, frame):
 def _run(program, timeout):
     started = time.monotonic()
     signal.setitimer(signal.ITIMER_REAL, timeout)
+    namespace = {"__name__": "__main__"}
     try:
-        exec(compile(program, "candidate.py", "exec"), {"__name__": "__main__"})
+        exec(compile(program, "candidate.py", "exec"), namespace)
         status = {"passed": True, "timed_out": False, "error": ""}
+        result = namespace.get("__fixbot_result__")
+        if isinstance(result, str):
+            status["result"] = result[:RESULT_CHARS]
     except Timeout:
         status = {"passed": False, "timed_out": True, "error": f"timed out after {timeout:g} s"}
     except BaseException as exc:  # the program's failure is the answer, whatever it is

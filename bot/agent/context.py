@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from ..llm.types import LLM
 from .options import RepairOptions, Schedule
 from .search import Screen
-from .types import Attempt, Briefing, Harness, SearchRound, Target
+from .types import Attempt, Briefing, Harness, Judge, SearchRound, Target
 
 REPEAT_BOOST = 0.4
 
@@ -27,5 +27,8 @@ class AgentContext:
     options: RepairOptions = RepairOptions()
     seed: int = 0
     screen: Screen | None = None  # the search's fast first pass, when the harness has one
+    # runs candidates on more inputs than the visible tests: with one, a fix is chosen by vote among those that
+    # pass (bot/agent/select.py); for weak tests, where several pass and the first is often wrong
+    judge: Judge | None = None
     progress: Callable[[Attempt | SearchRound], None] | None = None  # told of each attempt and search as it ends
 

@@ -31,6 +31,7 @@ from .code import changed_lines, code_hash, extract_function
 from .context import REPEAT_BOOST, AgentContext
 from .minimize import minimize
 from .nodes import Graph, add_samples, ask, candidate, route_searched, route_start, route_tested, search, spent, test
+from .select import select
 from .state import END, ORIGINAL_SEEN, AgentState, Problem
 from .types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, SearchRound, StopReason
 
@@ -124,14 +125,18 @@ def repair(ctx: AgentContext) -> AgentResult:
         why = exc if isinstance(exc, Stopped) else Stopped("interrupted", signal_number=2) \
             if isinstance(exc, KeyboardInterrupt) else None
         raise RepairInterrupted(str(exc), tuple(out["attempts"]), stop=why) from exc
-    final = out.get("final")
+    final, attempts, selection = out.get("final"), list(out["attempts"]), None
+    if final and ctx.judge is not None:
+        final, drawn, selection = select(final, out, ctx, ctx.judge)
+        attempts += drawn
+        _report(ctx, {**out, "attempts": attempts}, shown)
     if final:
         final = minimize(ctx.target.source, final, ctx.harness)
     stop: StopReason = out.get("stop") or spent(out, ctx) or "iterations"
     return AgentResult(status="fixed" if final else "not_fixed", stop_reason=stop, final_code=final,
-                       attempts=tuple(out["attempts"]), wall_s=time.monotonic() - started,
+                       attempts=tuple(attempts), wall_s=time.monotonic() - started,
                        changed_lines=changed_lines(ctx.target.source, final) if final else None,
-                       searches=tuple(out["searches"]))
+                       searches=tuple(out["searches"]), selection=selection)
 
 
 def _report(ctx: AgentContext, out: AgentState, shown: list[int]) -> None:

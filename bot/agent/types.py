@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 from ..errors import Stopped
 from ..llm.errors import LLMError
 
-Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample"]
+Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select"]
 AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat"]
@@ -63,6 +63,23 @@ class Budgets:
     max_tokens_per_call: int = 400
 
 
+class Judge(Protocol):
+    def signatures(self, sources: Sequence[str]) -> list[str]:
+        """One string per source: what it returns on the judge's inputs (equal strings, equal behaviour)."""
+        ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class Selection:
+    """How a fix was chosen among the candidates that passed the visible tests."""
+
+    candidates: int  # distinct passing candidates judged
+    groups: int  # distinct behaviours among them
+    votes: int  # for the chosen group
+    changed: bool  # the choice is not the fix the run found first
+    drawn: int  # extra answers asked of the model for the vote
+
+
 @dataclass(frozen=True, kw_only=True)
 class Attempt:
     iteration: int
@@ -104,6 +121,7 @@ class AgentResult:
     changed_lines: int | None = None
     wall_s: float = 0.0
     searches: tuple[SearchRound, ...] = field(default_factory=tuple)  # mutation searches, in order
+    selection: Selection | None = None  # when a judge chose the fix among several that passed
 
     @property
     def iterations(self) -> int:

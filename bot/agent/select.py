@@ -1,0 +1,111 @@
+"""Choosing among candidates that all pass the visible tests, by what they do beyond them.
+
+Weak tests (a docstring's two examples) are passed by several different functions, and the first to pass is often
+not the one the docstring describes. When the run has a `Judge`, the candidates that passed (the fix, the other
+passing answers and samples, the search's passing mutants, and a few more answers drawn for the purpose) are run
+on more inputs, grouped by what they return, and the group with the most votes wins (CodeT's and AlphaCode's
+agreement): an answer the model gives again and again counts each time; between equal groups, and within the
+winner, the fewest changed lines. The tests that judge the result afterwards are never used.
+"""
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+
+from . import prompts
+from .code import changed_lines, code_hash, extract_function
+from .context import AgentContext
+from .nodes import ask, checked, spent
+from .state import AgentState
+from .types import Attempt, Judge, Selection
+
+EXTRA_ANSWERS = 3  # answers drawn for the vote when a fix is found: one prompt, cached, so each costs its tokens
+FIRST_EXTRA = 100  # their sample numbers (seeds), apart from the samples a call draws itself
+
+
+def choose(original: str, codes: Sequence[str], votes: Sequence[int], signatures: Sequence[str]) -> tuple[int, int]:
+    """The index of the chosen code and its group's votes: the group with the most votes, then the one whose best
+    member changes the fewest lines; within it, the fewest changed lines (the earliest on a tie)."""
+    groups: dict[str, list[int]] = {}
+    for i, signature in enumerate(signatures):
+        groups.setdefault(signature, []).append(i)
+    changed = [changed_lines(original, c) for c in codes]
+
+    def best(members: list[int]) -> int:
+        return min(members, key=lambda i: (changed[i], i))
+
+    chosen = min(groups.values(), key=lambda m: (-sum(votes[i] for i in m), changed[best(m)], best(m)))
+    return best(chosen), sum(votes[i] for i in chosen)
+
+
+@dataclass
+class Pool:
+    """The distinct candidates that passed the visible tests, with their votes."""
+
+    codes: dict[str, str] = field(default_factory=dict)  # code hash -> code, in the order they came
+    votes: Counter[str] = field(default_factory=Counter)
+
+    def vote(self, code: str) -> None:
+        self.codes.setdefault(code_hash(code), code)
+        self.votes[code_hash(code)] += 1
+
+    def __contains__(self, code: str) -> bool:
+        return code_hash(code) in self.codes
+
+
+def _pool(final: str, state: AgentState) -> Pool:
+    """Every answer that passed counts once per time it was given; the search's passing mutants (and a fix the
+    search found) once each."""
+    pool = Pool()
+    for a in state["attempts"]:
+        if a.outcome == "passed" and a.code:
+            pool.vote(a.code)
+    for code in [final, *state.get("hints", [])]:
+        if code not in pool:
+            pool.vote(code)
+    return pool
+
+
+def _draw(state: AgentState, ctx: AgentContext, pool: Pool) -> list[Attempt]:
+    """EXTRA_ANSWERS more answers to the first prompt (with the search's hints); a new one joins the pool if it
+    passes the visible tests, a known one adds its vote. Each is recorded as an attempt of the last iteration."""
+    messages = prompts.draft(ctx.target, ctx.briefing, state.get("hints", []))
+    answers = []
+    for k in range(EXTRA_ANSWERS):
+        done, temp = ask(messages, state, ctx, sample=FIRST_EXTRA + k)
+        got = extract_function(done.text, ctx.target.name, ctx.target.source)
+        code, problem, detail = checked(got.code, got.problem, got.detail, {}, ctx)  # faithful; repeats are votes
+        code = code if problem is None else None
+        answers.append((code, Attempt(iteration=state["iteration"], node="select", code=code,
+                                      outcome="signature" if problem == "signature" else "syntax",
+                                      feedback=detail, prompt_tokens=done.prompt_tokens,
+                                      completion_tokens=done.completion_tokens, latency_s=done.latency_s,
+                                      temperature=temp, prompt_eval_s=done.prompt_eval_s,
+                                      answer="" if code else done.text)))
+    new = list(dict.fromkeys(code for code, _ in answers if code and code not in pool))
+    verdicts = dict(zip(new, ctx.harness.check_many(new))) if new else {}
+    attempts = []
+    for code, attempt in answers:
+        if code is not None:
+            passed = code in pool or verdicts[code].passed
+            if passed:
+                pool.vote(code)
+            attempt = replace(attempt, outcome="passed" if passed else "failed",
+                              feedback="" if passed else verdicts[code].feedback,
+                              changed_lines=changed_lines(ctx.target.source, code))
+        attempts.append(attempt)
+    return attempts
+
+
+def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tuple[str, list[Attempt], Selection]:
+    """The fix to keep among those that passed, the attempts the vote cost, and how it was chosen."""
+    pool = _pool(final, state)
+    # no model (the search alone) or no time left: the vote is among the candidates there are
+    asking = ctx.options.iterations > 0 and spent(state, ctx) != "time"
+    drawn = _draw(state, ctx, pool) if asking else []
+    codes = list(pool.codes.values())
+    signatures = judge.signatures(codes) if len(codes) > 1 else [""]
+    index, votes = choose(ctx.target.source, codes, [pool.votes[h] for h in pool.codes], signatures)
+    return codes[index], drawn, Selection(candidates=len(codes), groups=len(set(signatures)), votes=votes,
+                                          changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn))

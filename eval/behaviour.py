@@ -1,0 +1,107 @@
+"""What candidates return on more inputs than the visible tests hold: the evidence by which bot/agent/select.py
+groups the candidates that pass. The inputs are the visible tests' own calls and those calls with one argument
+varied at a time, within its type (numbers moved by one, zeroed and negated; strings and lists emptied,
+shortened, reversed, extended), so that they stay inputs the function is meant for. Never the hidden tests."""
+from __future__ import annotations
+
+import ast
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from bot.fix.spans import splice
+from sandbox import Sandbox
+
+from .screen import run_programs
+
+MAX_INPUTS = 24
+TIMEOUT_S = 0.5  # per call: a candidate that loops on an input is that input's "timeout"
+OUTPUT_CHARS = 200
+
+
+def visible_calls(test_code: str, entry_point: str) -> list[tuple[Any, ...]]:
+    """The argument tuples of the calls of the function in the test code whose arguments are all literals."""
+    try:
+        tree = ast.parse(test_code)
+    except SyntaxError:
+        return []
+    names = {entry_point, "candidate"} | {a.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+                                          for a in node.args.args if node.name == "check"}
+    calls = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names \
+                and not node.keywords:
+            try:
+                calls.append(tuple(ast.literal_eval(arg) for arg in node.args))
+            except (ValueError, SyntaxError, TypeError):
+                continue
+    return calls
+
+
+def _variants(value: Any) -> list[Any]:
+    if isinstance(value, bool):
+        return [not value]
+    if isinstance(value, int):
+        return [value + 1, value - 1, 0, -value, 2 * value]
+    if isinstance(value, float):
+        return [value + 0.5, value - 0.5, 0.0, -value]
+    if isinstance(value, str):
+        return ["", value[:-1], value[::-1], value + value[-1:], value.swapcase()]
+    if isinstance(value, list):
+        return [[], value[:-1], value[::-1], value + value[-1:], value[1:]]
+    if isinstance(value, tuple):
+        return [(), value[:-1], value[::-1], value + value[-1:], value[1:]]
+    return []
+
+
+def probe_inputs(calls: Sequence[tuple[Any, ...]], limit: int = MAX_INPUTS) -> list[tuple[Any, ...]]:
+    """The calls themselves, then each call with one argument varied, taken in turn across the calls so that a
+    long test does not crowd the others out; distinct, at most `limit`."""
+    per_call = [[tuple(args[:i]) + (v,) + tuple(args[i + 1:]) for i, a in enumerate(args) for v in _variants(a)]
+                for args in calls]
+    ordered = list(calls) + [v for round_ in _rounds(per_call) for v in round_]
+    seen: dict[str, tuple[Any, ...]] = {}
+    for args in ordered:
+        seen.setdefault(repr(args), args)
+    return list(seen.values())[:limit]
+
+
+def _rounds(lists: list[list[Any]]) -> list[list[Any]]:
+    """[[a1, a2], [b1]] -> [[a1, b1], [a2]]"""
+    return [[items[i] for items in lists if i < len(items)] for i in range(max(map(len, lists), default=0))]
+
+
+def _output(record: dict[str, Any]) -> str:
+    if record.get("timed_out"):
+        return "timeout"
+    if not record.get("passed"):
+        return "!" + str(record.get("error", "")).split(":")[0]  # the exception's type
+    return str(record.get("result", ""))
+
+
+@dataclass(frozen=True)
+class BehaviourJudge:
+    """The `Judge` of bot/agent/select.py for one function of a module: each candidate spliced in and called on
+    each input in the sandbox's screen runner, one small program per call."""
+
+    sandbox: Sandbox
+    module: str
+    function: str
+    inputs: tuple[tuple[Any, ...], ...]
+
+    def program(self, function_source: str, args: tuple[Any, ...]) -> str:
+        return (f"{splice(self.module, self.function, function_source)}\n"
+                f"__fixbot_result__ = repr({self.function}(*{args!r}))[:{OUTPUT_CHARS}]\n")
+
+    def signatures(self, sources: Sequence[str]) -> list[str]:
+        programs = [self.program(s, args) for s in sources for args in self.inputs]
+        records = run_programs(self.sandbox, programs, TIMEOUT_S)
+        n = len(self.inputs)
+        return [json.dumps([_output(r) for r in records[i * n:(i + 1) * n]]) for i in range(len(sources))]
+
+
+def behaviour_judge(sandbox: Sandbox, module: str, entry_point: str, visible_tests: str) -> BehaviourJudge | None:
+    """A judge on the visible tests' inputs and their variants, or None when the tests have no literal call."""
+    inputs = probe_inputs(visible_calls(visible_tests, entry_point))
+    return BehaviourJudge(sandbox, module, entry_point, tuple(inputs)) if inputs else None

@@ -1,0 +1,91 @@
+"""The examples protocol's vote (eval/behaviour.py, bot/agent/select.py): more inputs from the visible tests, what
+candidates return on them in the sandbox, and a replay where the first passing answer overfits."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from eval.behaviour import BehaviourJudge, probe_inputs, visible_calls
+from eval.tasks import load_tasks
+
+from .conftest import run_fixbot
+
+TESTS = """def check(candidate):
+    assert candidate([1.0, 2.0, 3.0], 0.5) == False
+    assert abs(candidate([1.0, 2.8], 0.3) - 1) < 1e-6
+    assert candidate(sorted([3, 1]), 0.5) == True
+check(has_close_elements)
+"""
+
+
+def test_the_calls_are_the_visible_tests_literal_ones():
+    assert visible_calls(TESTS, "has_close_elements") == [([1.0, 2.0, 3.0], 0.5), ([1.0, 2.8], 0.3)]
+    assert visible_calls("def check(f):\n    assert f('a', k=1)\n", "g") == []  # keywords: not a plain call
+    assert visible_calls("this is not python", "f") == []
+
+
+def test_each_input_varies_one_argument_within_its_type():
+    inputs = probe_inputs([([1.0, 2.0], 3), ("ab", True)], limit=100)
+    assert inputs[:2] == [([1.0, 2.0], 3), ("ab", True)]  # the visible ones first
+    assert ([], 3) in inputs and ([2.0, 1.0], 3) in inputs and ([1.0, 2.0], 4) in inputs and ([1.0, 2.0], -3) in inputs
+    assert ("", True) in inputs and ("ba", True) in inputs and ("ab", False) in inputs
+    assert {tuple(type(a) for a in args) for args in inputs} == {(list, int), (str, bool)}
+    assert len(inputs) == len({repr(i) for i in inputs})
+    assert probe_inputs([([1.0, 2.0], 3), ("ab", True)], limit=5)[2:5] == [([], 3), ("", True), ([1.0], 3)]
+
+
+@pytest.fixture(scope="module")
+def task(shared_data):
+    return load_tasks(shared_data / "humanevalpack-python.jsonl")[0]  # has_close_elements
+
+
+def test_the_judge_tells_behaviours_apart_in_the_sandbox(docker_sandbox, task):
+    inputs = (([1.0, 2.0, 3.0], 0.5), ([1.0, 2.0, 3.0, 3.0], 0.5), ([], 0.5))
+    judge = BehaviourJudge(docker_sandbox, task.buggy_module, task.entry_point, inputs)
+    right = "def has_close_elements(numbers, threshold):\n    return any(abs(a - b) < threshold for i, a in " \
+            "enumerate(numbers) for b in numbers[i + 1:])\n"
+    also_right = right.replace("abs(a - b) < threshold", "-threshold < a - b < threshold")
+    overfit = "def has_close_elements(numbers, threshold):\n    return len(numbers) > 5\n"
+    loops = "def has_close_elements(numbers, threshold):\n    while True:\n        pass\n"
+    raises = "def has_close_elements(numbers, threshold):\n    return 1 / len(numbers) > 1\n"
+    a, b, c, d, e = judge.signatures([right, also_right, overfit, loops, raises])
+    assert a == b and json.loads(a) == ["False", "True", "False"]  # two spellings of one behaviour
+    assert json.loads(c) == ["False", "False", "False"]
+    assert json.loads(d) == ["timeout"] * 3
+    assert json.loads(e) == ["False", "False", "!ZeroDivisionError"]
+
+
+OVERFIT = """```python
+def has_close_elements(numbers, threshold):
+    for idx, elem in enumerate(numbers):
+        for idx2, elem2 in enumerate(numbers):
+            if idx != idx2:
+                distance = elem - elem2
+                if distance < threshold and distance > 0:
+                    return True
+
+    return False
+```"""
+RIGHT = OVERFIT.replace("distance = elem - elem2", "distance = abs(elem - elem2)").replace(
+    " and distance > 0", "")
+
+
+def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_file, tmp_path, sandbox_image):
+    script = tmp_path / "answers.json"  # the first answer passes the two examples and fails the hidden tests
+    script.write_text(json.dumps([OVERFIT, RIGHT, RIGHT, RIGHT.replace("abs(elem - elem2)", "abs(elem2 - elem)")]))
+    out = tmp_path / "out"
+    r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--protocol", "examples", "--iterations", "1",
+                   "--model", f"scripted:{script}", "--out", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["passed"] and "abs(elem - elem2)" in row["final_code"]
+    assert row["selection"] == {"candidates": 3, "groups": 2, "votes": 3, "changed": True, "drawn": 3}
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["selection_changed"], summary["selection_changed_passed"]) == (1, 1)
+    assert "vote: 1 fixes chosen, 1 among several candidates; 1 not the first found" in r.stdout
+
+
+@pytest.fixture()
+def data_file(shared_data):
+    return shared_data / "humanevalpack-python.jsonl"
