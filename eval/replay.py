@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Literal
 
 from bot.agent import AgentContext, Briefing, RepairOptions, Target, repair
+from bot.agent.types import RepairInterrupted
 from bot.fix.patch import file_diff
 from bot.fix.spans import function_source, splice
 from bot.llm.types import LLM
@@ -93,6 +94,10 @@ def replay(tasks: Sequence[Task], llm: LLM, sandbox: Sandbox, config: ReplayConf
         start = time.monotonic()
         try:
             result = run_task(task, llm, sandbox, config)
+        except RepairInterrupted as exc:
+            if exc.stop is not None:  # a signal (SIGTERM, Ctrl-C) stops the replay: this task runs again on resume
+                raise exc.stop from None
+            result = _errored(task, exc, start)
         except Exception as exc:  # recorded and retried on the next run; the others go on
             result = _errored(task, exc, start)
         with lock:

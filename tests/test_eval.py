@@ -259,3 +259,19 @@ def test_cli_eval_with_samples_tests_them_in_one_batch_and_records_it(tasks, dat
 def test_cli_bad_samples_are_clear(data, tmp_path, extra, message):
     result = run_fixbot("eval", "--data", str(data), "--tasks", "0", "--out", str(tmp_path), *extra)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def test_a_signal_during_a_task_stops_the_replay_and_that_task_runs_again(tasks, docker_sandbox, tmp_path):
+    from bot.errors import Stopped
+    from bot.llm import ScriptedLLM
+    from eval.replay import ReplayConfig, replay
+
+    class Terminated(ScriptedLLM):  # SIGTERM arrives while the model answers (bot/cli/main.py raises Stopped)
+        def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+            raise Stopped("SIGTERM", signal_number=15)
+
+    store = ResultsFile(tmp_path, {"model": "m", "protocol": "tests", "iterations": 1, "schedule": "rising",
+                                   "data": "d"})
+    with pytest.raises(Stopped):
+        replay(tasks[:2], Terminated([]), docker_sandbox, ReplayConfig(), store)
+    assert store.load() == {}  # neither recorded: the first is not an error to keep, the second never started
