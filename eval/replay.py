@@ -31,6 +31,7 @@ class ReplayConfig:
     protocol: EvalProtocol = "tests"
     repair: RepairOptions = RepairOptions()  # the agent's plain form unless asked
     seed: int = 0
+    vote: bool = False  # choose among fixes that pass the visible tests by vote on more inputs (bot/agent/select.py)
 
 
 def visible_tests(task: Task, protocol: EvalProtocol) -> str:
@@ -53,9 +54,7 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     briefing = Briefing(summary=PASSING_START if before.passed else before.feedback, tests=shown)
     searching = config.repair.search is not None and not before.passed  # a search needs a failing test to drive it
     options = config.repair if searching else replace(config.repair, search=None)
-    # weak tests pass several functions: the fix is chosen by vote on more inputs (bot/agent/select.py)
-    judge = behaviour_judge(sandbox, task.buggy_module, task.entry_point, shown) if config.protocol == "examples" \
-        else None
+    judge = behaviour_judge(sandbox, task.buggy_module, task.entry_point, shown) if config.vote else None
     ctx = AgentContext(llm=llm, harness=visible, target=target, briefing=briefing, options=options, seed=config.seed,
                        screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown) if searching
                        else None, judge=judge)

@@ -40,9 +40,9 @@ class TaskResult:
 
 
 RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search", "agent", "few_shot", "samples",
-            "task_seconds")
+            "task_seconds", "vote")
 # what a run.json written before these keys existed meant
-RUN_DEFAULTS = {"agent": "reflect", "few_shot": False, "samples": 1, "task_seconds": 600.0}
+RUN_DEFAULTS = {"agent": "reflect", "few_shot": False, "samples": 1, "task_seconds": 600.0, "vote": False}
 
 
 class ResultsFile:

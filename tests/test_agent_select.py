@@ -93,3 +93,10 @@ def test_choose_weighs_votes_then_changed_lines():
     assert choose(original, [one, other], [1, 2], ["a", "b"]) == (1, 2)  # more votes
     assert choose(original, [two, other], [1, 1], ["a", "b"]) == (1, 1)  # a tie: fewer changed lines
     assert choose(original, [two, one, other], [1, 1, 1], ["a", "a", "b"]) == (1, 2)  # a group's votes add up
+
+
+def test_a_drawn_answer_that_is_the_original_unchanged_has_no_vote():
+    """The buggy function passes the examples of some tasks: the model handing it back must not out-vote a fix."""
+    result, _ = run([RIGHT, "```python\ndef absolute(x):\n    return x\n```"] * 2, Judge())
+    assert result.final_code == BUGGY.replace("return x", "return abs(x)")
+    assert [a.outcome for a in result.attempts] == ["passed", "repeat", "passed", "repeat"]

@@ -76,7 +76,7 @@ def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_
     script.write_text(json.dumps([OVERFIT, RIGHT, RIGHT, RIGHT.replace("abs(elem - elem2)", "abs(elem2 - elem)")]))
     out = tmp_path / "out"
     r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--protocol", "examples", "--iterations", "1",
-                   "--model", f"scripted:{script}", "--out", str(out))
+                   "--vote", "--model", f"scripted:{script}", "--out", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert row["passed"] and "abs(elem - elem2)" in row["final_code"]
@@ -89,3 +89,9 @@ def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_
 @pytest.fixture()
 def data_file(shared_data):
     return shared_data / "humanevalpack-python.jsonl"
+
+
+def test_the_vote_is_for_weak_tests(data_file):
+    r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--vote")
+    assert r.returncode == 2 and "use it with --protocol examples" in r.stderr
+

@@ -17,8 +17,8 @@ from . import prompts
 from .code import changed_lines, code_hash, extract_function
 from .context import AgentContext
 from .nodes import ask, checked, spent
-from .state import AgentState
-from .types import Attempt, Judge, Selection
+from .state import ORIGINAL_SEEN, AgentState
+from .types import Attempt, Judge, Outcome, Selection
 
 EXTRA_ANSWERS = 3  # answers drawn for the vote when a fix is found: one prompt, cached, so each costs its tokens
 FIRST_EXTRA = 100  # their sample numbers (seeds), apart from the samples a call draws itself
@@ -71,14 +71,16 @@ def _draw(state: AgentState, ctx: AgentContext, pool: Pool) -> list[Attempt]:
     """EXTRA_ANSWERS more answers to the first prompt (with the search's hints); a new one joins the pool if it
     passes the visible tests, a known one adds its vote. Each is recorded as an attempt of the last iteration."""
     messages = prompts.draft(ctx.target, ctx.briefing, state.get("hints", []))
+    original = {code_hash(ctx.target.source): ORIGINAL_SEEN}
     answers = []
     for k in range(EXTRA_ANSWERS):
         done, temp = ask(messages, state, ctx, sample=FIRST_EXTRA + k)
         got = extract_function(done.text, ctx.target.name, ctx.target.source)
-        code, problem, detail = checked(got.code, got.problem, got.detail, {}, ctx)  # faithful; repeats are votes
+        # faithful to the original's text; an answer given before is a vote, the original unchanged never is
+        code, problem, detail = checked(got.code, got.problem, got.detail, original, ctx)
         code = code if problem is None else None
-        answers.append((code, Attempt(iteration=state["iteration"], node="select", code=code,
-                                      outcome="signature" if problem == "signature" else "syntax",
+        outcome: Outcome = "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
+        answers.append((code, Attempt(iteration=state["iteration"], node="select", code=code, outcome=outcome,
                                       feedback=detail, prompt_tokens=done.prompt_tokens,
                                       completion_tokens=done.completion_tokens, latency_s=done.latency_s,
                                       temperature=temp, prompt_eval_s=done.prompt_eval_s,
