@@ -5,7 +5,8 @@ not the one the docstring describes. When the run has a `Judge`, the candidates 
 passing answers and samples, the search's passing mutants, and a few more answers drawn for the purpose) are run
 on more inputs, grouped by what they return, and the group with the most votes wins (CodeT's and AlphaCode's
 agreement): an answer the model gives again and again counts each time; between equal groups, and within the
-winner, the fewest changed lines. The tests that judge the result afterwards are never used.
+winner, the fewest changed lines. The tests that judge the result afterwards are never used. Opt-in
+(`fixbot eval --vote`): it has not yet been shown to pay for the answers it draws (bench/RESULTS.md).
 """
 from __future__ import annotations
 
