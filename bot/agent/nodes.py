@@ -70,20 +70,30 @@ def checked(code: str | None, problem: Problem | None, detail: str, seen: Mappin
     return code, problem, detail
 
 
+def answered(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,
+             before: Cost = Cost(), answer: str = "") -> Pending:
+    """A checked model answer as a candidate, with its call's cost and that of the calls that led to it."""
+    return Pending(code=code, problem=problem, detail=detail, prompt_tokens=done.prompt_tokens + before.prompt_tokens,
+                   completion_tokens=done.completion_tokens + before.completion_tokens,
+                   latency_s=done.latency_s + before.latency_s, temperature=temp, node=node, answer=answer,
+                   prompt_eval_s=done.prompt_eval_s + before.prompt_eval_s)
+
+
+def unusable(problem: Problem) -> Outcome:
+    """The outcome an answer that cannot be tested is recorded with."""
+    return "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
+
+
 def candidate(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,
               state: AgentState, ctx: AgentContext, before: Cost = Cost(), answer: str = "") -> AgentState:
     """The state update for a model answer: a checked `Pending` candidate (an attempt, if it is unusable).
     `answer` is kept with the attempt even when it is tested."""
     code, problem, detail = checked(code, problem, detail, state["seen"], ctx)
-    pending = Pending(code=code, problem=problem, detail=detail,
-                      prompt_tokens=done.prompt_tokens + before.prompt_tokens,
-                      completion_tokens=done.completion_tokens + before.completion_tokens,
-                      latency_s=done.latency_s + before.latency_s, temperature=temp, node=node, answer=answer,
-                      prompt_eval_s=done.prompt_eval_s + before.prompt_eval_s)
+    pending = answered(node, done, temp, code, problem, detail, before, answer)
     update: AgentState = {"iteration": state["iteration"] + 1, "pending": pending,
                           "tokens": state["tokens"] + done.processed_tokens}
     if problem is not None:  # an untestable answer is an attempt too: it cost a model call
-        outcome: Outcome = "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
+        outcome = unusable(problem)
         said = done.text or "\n".join(c.arguments for c in done.tool_calls)  # a tool call's answer is its arguments
         update["attempts"] = [replace(attempt(state["iteration"] + 1, pending, outcome, detail),
                                       answer=pending.answer or said)]

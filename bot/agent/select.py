@@ -17,9 +17,9 @@ from dataclasses import dataclass, field, replace
 from . import prompts
 from .code import changed_lines, code_hash, extract_function
 from .context import AgentContext
-from .nodes import ask, checked, spent
+from .nodes import answered, ask, attempt, checked, spent, unusable
 from .state import ORIGINAL_SEEN, AgentState
-from .types import Attempt, Judge, Outcome, Selection
+from .types import Attempt, Judge, Selection
 
 EXTRA_ANSWERS = 3  # answers drawn for the vote when a fix is found: one prompt, cached, so each costs its tokens
 FIRST_EXTRA = 100  # their sample numbers (seeds), apart from the samples a call draws itself
@@ -79,25 +79,23 @@ def _draw(state: AgentState, ctx: AgentContext, pool: Pool) -> list[Attempt]:
         got = extract_function(done.text, ctx.target.name, ctx.target.source)
         # faithful to the original's text; an answer given before is a vote, the original unchanged never is
         code, problem, detail = checked(got.code, got.problem, got.detail, original, ctx)
-        code = code if problem is None else None
-        outcome: Outcome = "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
-        answers.append((code, Attempt(iteration=state["iteration"], node="select", code=code, outcome=outcome,
-                                      feedback=detail, prompt_tokens=done.prompt_tokens,
-                                      completion_tokens=done.completion_tokens, latency_s=done.latency_s,
-                                      temperature=temp, prompt_eval_s=done.prompt_eval_s,
-                                      answer="" if code else done.text)))
+        pending = answered("select", done, temp, code if problem is None else None, problem, detail,
+                           answer="" if problem is None else done.text)
+        # an answer to test gets its outcome below
+        answers.append((pending.code, attempt(state["iteration"], pending, unusable(problem) if problem else "failed",
+                                              detail)))
     new = list(dict.fromkeys(code for code, _ in answers if code and code not in pool))
     verdicts = dict(zip(new, ctx.harness.check_many(new))) if new else {}
     attempts = []
-    for code, attempt in answers:
+    for code, record in answers:
         if code is not None:
             passed = code in pool or verdicts[code].passed
             if passed:
                 pool.vote(code)
-            attempt = replace(attempt, outcome="passed" if passed else "failed",
-                              feedback="" if passed else verdicts[code].feedback,
-                              changed_lines=changed_lines(ctx.target.source, code))
-        attempts.append(attempt)
+            record = replace(record, outcome="passed" if passed else "failed",
+                             feedback="" if passed else verdicts[code].feedback,
+                             changed_lines=changed_lines(ctx.target.source, code))
+        attempts.append(record)
     return attempts
 
 
