@@ -89,16 +89,19 @@ def pinned(cpus: frozenset[int]):
     return lambda: os.sched_setaffinity(0, cpus)
 
 
+def batches(legs: list[Leg]) -> list[list[Leg]]:
+    """The legs that run at once: both, on halves of the cores, or each alone on all of them."""
+    return [legs] if legs[0].cpus != legs[1].cpus else [[leg] for leg in legs]
+
+
 def measure_speeds(legs: list[Leg], model: str) -> dict[str, dict | None]:
     """Each leg's model speed in its own CPU set, measured at once when the legs run at once."""
     if not model.startswith("llamacpp:"):
         return {leg.name: None for leg in legs}
     cmd = [sys.executable, str(REPO / "bench" / "llm_latency.py"), "--model", model, "--runs", "1",
            "--max-tokens", "64", "--no-server", "--json"]
-    together = legs[0].cpus != legs[1].cpus
-    groups = [legs] if together else [[leg] for leg in legs]
     speeds: dict[str, dict | None] = {}
-    for group in groups:
+    for group in batches(legs):
         procs = {leg.name: subprocess.Popen(cmd, cwd=REPO, preexec_fn=pinned(leg.cpus), stdout=subprocess.PIPE,
                                             stderr=subprocess.DEVNULL, text=True) for leg in group}
         for leg in group:
@@ -129,9 +132,8 @@ def done_count(leg: Leg) -> tuple[int, int]:
 
 def run_legs(legs: list[Leg], args: argparse.Namespace) -> dict[str, int]:
     """Runs the legs (at once, or one after the other), printing their progress; the exit code of each."""
-    batches = [legs] if legs[0].cpus != legs[1].cpus else [[leg] for leg in legs]
     codes: dict[str, int] = {}
-    for batch in batches:
+    for batch in batches(legs):
         procs = {}
         for leg in batch:
             leg.out.mkdir(parents=True, exist_ok=True)
@@ -155,7 +157,7 @@ def leg_row(leg: Leg, code: int) -> dict:
     s = json.loads((leg.out / "summary.json").read_text())
     rows = [json.loads(line) for line in (leg.out / "results.jsonl").read_text().splitlines() if line.strip()]
     return {"leg": leg.name, "commit": leg.commit, "cpus": sorted(leg.cpus), "passed": s["passed"],
-            "n_tasks": s["n_tasks"], "pass_at_1": s["pass_at_1"], "wall_s": round(sum(r["wall_s"] for r in rows), 1),
+            "n_tasks": s["n_tasks"], "pass_at_1": s["pass_at_1"], "wall_s": s["wall_s"],
             "model_calls": s["model_calls"], "passed_tasks": sorted(r["task_id"] for r in rows if r["passed"]),
             "time": s.get("time"), "out": str(leg.out)}  # where the time went, from commits that measure it
 
