@@ -135,6 +135,9 @@ def _with_original_header(original: str, body: str) -> str | None:
     return candidate
 
 
+_OPEN = ((), (), "args", (), "kwargs", 0)  # `def f(*args, **kwargs)`: a stub to be written, any parameters will do
+
+
 def _params(node: ast.FunctionDef | ast.AsyncFunctionDef) -> tuple[object, ...]:
     a = node.args
     return (tuple(x.arg for x in a.posonlyargs), tuple(x.arg for x in a.args), a.vararg and a.vararg.arg,
@@ -160,7 +163,7 @@ def signature_problem(candidate: str, original: str, name: str) -> str | None:
         return None if new is not None else f"the function must be named `{name}`"
     if new is None or old is None:
         return f"the function must be named `{name}`"
-    if _params(new) != _params(old):
+    if _params(new) != _params(old) and _params(old) != _OPEN:
         return f"keep the parameters exactly as they are: {name}({ast.unparse(old.args)})"
     return None
 

@@ -13,6 +13,7 @@ from bot.agent.parts import join_parts
 from bot.agent.prompts import MAX_TEST_LINES
 from bot.failures import Failure
 
+from .missing import is_stub
 from .spans import function_spans, names_of
 from .types import CodeTarget, TestRun
 
@@ -128,6 +129,10 @@ def explanation(target: CodeTarget, before: str, after: str, failures: Iterable[
                 tests: Iterable[str], helper: CodeTarget | None = None) -> str:
     """A few sentences from facts only: where, what changed, which test showed it and how. `helper`: a two-span
     repair changed it too (`before` and `after` are then both functions)."""
+    if helper is None and is_stub(before):
+        n = len(after.splitlines())
+        return (f"`{target.qualname}` was not defined in {target.path}, but the tests use it; the fix adds it "
+                f"({n} line{'s' if n != 1 else ''}).")
     removed = [line.strip() for line in before.splitlines() if line not in after.splitlines() and line.strip()]
     added = [line.strip() for line in after.splitlines() if line not in before.splitlines() and line.strip()]
     n = changed_lines(before, after)

@@ -22,10 +22,11 @@ from sandbox.errors import SandboxError
 from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
 from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from .harness import RepoHarness, with_code
-from .locate import locate
+from .locate import folders_of_tests, is_project_file, locate
+from .missing import MissingName, described, missing_names, with_stubs, without_stubs
 from .pairs import PairKey, next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
-from .paths import in_paths
+from .paths import in_paths, under
 from .reproduce import CRASH, FixRun, SuiteCrashed, SuiteTimeout, guards_for, reproduce, same_test, suite_run
 from .result import BestAttempt, FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
@@ -67,6 +68,8 @@ class _Work:
     checkout: Checkout
     files: dict[str, bytes]  # the checkout with the verified fixes so far
     before: TestRun | None = None
+    stubs: tuple[MissingName, ...] = ()  # functions the tests use and the project lacks, stubbed (bot/fix/missing.py)
+    stubbed: TestRun | None = None  # the suite's run with those stubs: what passes there must keep passing
     failing: frozenset[str] = frozenset()
     flaky: tuple[str, ...] = ()
     test_timeout_s: float = 10.0
@@ -81,6 +84,11 @@ class _Work:
     @property
     def failures(self) -> tuple[Failure, ...]:
         return self.before.failures if self.before else ()
+
+    @property
+    def baseline(self) -> TestRun | None:
+        """The run that says which tests pass before any fix: with the stubs, when there are any."""
+        return self.stubbed or self.before
 
 
 def _progress(ctx: FixRun):
@@ -99,8 +107,9 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
     """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first)."""
     files = work.files
     failing_files = {t.partition("::")[0] for t in tests}
-    guards = frozenset().union(*(guards_for(work.before, t.path, t.start, t.end, failing_files)
-                                 for t in spans)) - tests if work.before else frozenset()
+    baseline = work.baseline
+    guards = frozenset().union(*(guards_for(baseline, t.path, t.start, t.end, failing_files)
+                                 for t in spans)) - tests if baseline else frozenset()
     harness = RepoHarness(ctx.sandbox, files, spans, tests, options.test_command, tuple(ctx.pythonpath),
                           work.test_timeout_s, guards=guards, deadline=deadline, shown=tests_shown(files, tests))
     source = target_source(files, *spans)
@@ -181,14 +190,18 @@ def _test_roots(command: TestCommand, files: Mapping[str, bytes]) -> tuple[str, 
     return tuple(w for w in words if w in files or any(p.startswith(w + "/") for p in files))
 
 
+def _roots(work: _Work, options: FixOptions) -> tuple[str, ...]:
+    """Where the tests are: the test command's paths and the failing tests' files (never a target)."""
+    failing_files = tuple(sorted({t.partition("::")[0] for t in work.remaining}))
+    return _test_roots(options.test_command, work.files) + failing_files
+
+
 def _ranked(work: _Work, options: FixOptions) -> list[CodeTarget]:
     """The targets not tried yet, best first, for the tests still failing."""
     assert work.run is not None
     current = Checkout(work.checkout.root, work.files)
-    failing_files = tuple(sorted({t.partition("::")[0] for t in work.remaining}))
-    roots = _test_roots(options.test_command, work.files) + failing_files
     targets = [t for t in locate(current, work.run, [f for f in work.run.failures if f.test_id in work.remaining],
-                                 limit=options.max_targets + len(work.tried), test_roots=roots)
+                                 limit=options.max_targets + len(work.tried), test_roots=_roots(work, options))
                if (t.path, t.qualname) not in work.tried and in_paths(t.path, options.paths)]
     work.ranked += [t for t in targets if t not in work.ranked]
     return targets
@@ -199,13 +212,35 @@ def _next_target(work: _Work, options: FixOptions) -> CodeTarget | None:
     return targets[0] if targets else None
 
 
+def _stub_missing(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> None:
+    """Functions that failing tests import or call and the project does not define (bot/fix/missing.py): a stub
+    for each, and the suite again, so that the tests that use them run and fail inside the stubs, which are then
+    repaired (written) like any other target."""
+    assert work.run is not None
+    roots = folders_of_tests(work.files, _roots(work, options))
+    lacking = missing_names([f for f in work.run.failures if f.test_id in work.remaining], work.files,
+                            lambda path: is_project_file(path) and not under(path, roots)
+                            and in_paths(path, options.paths))
+    if not lacking:
+        return
+    ctx.say(f"  the tests use {described(lacking)}, not defined yet: a stub for each, to be written")
+    files = with_stubs(work.files, lacking)
+    run = suite_run(ctx, files, options.test_command, "with stubs", timeout=options.suite_timeout_s, coverage=True,
+                    test_timeout=work.test_timeout_s, deadline=deadline)
+    if run.timed_out:
+        return
+    work.files, work.run, work.stubbed, work.stubs = files, run, run, tuple(lacking)
+    work.remaining = _still_failing(run, work.failing, work.flaky, bool(options.log_failures))
+
+
 def _verify(ctx: FixRun, work: _Work, repaired: TargetRepair, options: FixOptions, deadline: float) -> TargetRepair:
     """Run the whole suite with the fix; keep it as the new base only when nothing that passed before fails."""
-    assert repaired.fixed is not None and work.before is not None
+    baseline = work.baseline
+    assert repaired.fixed is not None and baseline is not None
     files = with_code(work.files, repaired.spans, repaired.fixed)
     run = suite_run(ctx, files, options.test_command, "verify", timeout=options.suite_timeout_s, coverage=True,
                     test_timeout=work.test_timeout_s, deadline=deadline)
-    broken = tuple(sorted(work.before.passed - run.passed - set(work.flaky)))
+    broken = tuple(sorted(baseline.passed - run.passed - set(work.flaky)))
     if broken or run.timed_out:
         ctx.say(f"  undone: the fix of {' and '.join(t.qualname for t in repaired.spans)} breaks {len(broken)} "
                 "test(s) that passed before")
@@ -352,6 +387,7 @@ def _fix(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: 
     if not found.failing:
         return done("flaky", f"{len(found.flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed")
     ctx.say(f"  per-test time limit: {work.test_timeout_s:g} s")
+    _stub_missing(ctx, work, options, deadline)
     _repair_loop(ctx, work, options, deadline, model)
     fixed = [r for r in work.repairs if r.status == "fixed"]
     if not fixed or work.remaining:
@@ -374,14 +410,15 @@ def _fix(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: 
 def _best(work: _Work) -> BestAttempt | None:
     """The closest change of a run that did not fix everything: the verified partial fixes, else the last fix that
     broke other tests. Shown in the report, never as the patch."""
-    if work.files != dict(work.checkout.files) and work.run is not None:
-        return BestAttempt(diff=make_patch(work.checkout.files, work.files),
+    files = without_stubs(work.files, work.checkout.files, work.stubs)
+    if files != dict(work.checkout.files) and work.run is not None:
+        return BestAttempt(diff=make_patch(work.checkout.files, files),
                            passes=tuple(sorted(work.failing - work.run.failed)),
                            still_failing=tuple(sorted(work.remaining)), broken=())
     regressed = [r for r in work.repairs if r.status == "regressed" and r.fixed is not None]
     if not regressed:
         return None
     last = regressed[-1]
-    files: Mapping[str, bytes] = with_code(work.files, last.spans, last.fixed or "")
-    return BestAttempt(diff=make_patch(work.checkout.files, files), passes=last.tests, still_failing=(),
+    return BestAttempt(diff=make_patch(work.checkout.files, with_code(work.files, last.spans, last.fixed or "")),
+                       passes=last.tests, still_failing=(),
                        broken=last.broken)

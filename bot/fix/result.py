@@ -25,7 +25,7 @@ RepairStop = StopReason | Literal["passed_without_change", "stopped", "error", "
 class RunSummary:
     """One sandbox test run as the report shows it."""
 
-    purpose: str  # "reproduce", "re-run failing", "verify"
+    purpose: str  # "reproduce", "re-run failing", "with stubs" (bot/fix/missing.py), "verify"
     command: str
     passed: int
     failed: tuple[str, ...]
