@@ -3,16 +3,17 @@ from __future__ import annotations
 
 import time
 
-from bot.fix.pipeline import TARGET_SHARE, FixOptions, _share, _Work
+from bot.fix.pipeline import TARGET_SHARE, FixOptions, _share
 from bot.fix.types import Checkout, CodeTarget
+from bot.fix.work import Work
 
 
 def target(name: str) -> CodeTarget:
     return CodeTarget(path="m.py", qualname=name, start=1, end=2, score=1.0)
 
 
-def work_with(ranked: list[str], tried: list[str]) -> _Work:
-    work = _Work(Checkout("/nowhere", {}), {})
+def work_with(ranked: list[str], tried: list[str]) -> Work:
+    work = Work(Checkout("/nowhere", {}), {})
     work.ranked = [target(n) for n in ranked]
     work.tried = {("m.py", n) for n in tried}
     return work

@@ -3,9 +3,10 @@
 module has no attribute). Written test-first, or the commit that adds the function was forgotten; either way the
 failing tests are the specification, and there is no function to repair.
 
-Each such name gets a stub appended to its module, a function of any arguments that raises NotImplementedError. The suite is then run again: the module imports, the tests that use the name fail inside the
-stub (a traceback frame, so `locate` ranks it first), and the stub is repaired like any other function: the model
-writes the body from the tests. A stub that is not replaced by a verified fix never reaches the patch."""
+Each such name gets a stub appended to its module, a function of any arguments that raises NotImplementedError.
+The suite is then run again: the module imports, the tests that use the name fail inside the stub (a traceback
+frame, so `locate` ranks it first), and the stub is repaired like any other function: the model writes the body
+from the tests. A stub that is not replaced by a verified fix never reaches the patch."""
 from __future__ import annotations
 
 import ast

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import time
 import traceback
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -23,15 +23,16 @@ from .briefing import agent_target, blamed_tests, explanation, target_source, te
 from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from .harness import RepoHarness, with_code
 from .locate import folders_of_tests, is_project_file, locate
-from .missing import MissingName, described, missing_names, with_stubs, without_stubs
-from .pairs import PairKey, next_pair, pair_key
+from .missing import described, missing_names, with_stubs
+from .pairs import next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths, under
-from .reproduce import CRASH, FixRun, SuiteCrashed, SuiteTimeout, guards_for, reproduce, same_test, suite_run
-from .result import BestAttempt, FixResult, RepairStatus, RepairStop, TargetRepair, Timings
+from .reproduce import FixRun, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run
+from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
 from .testrun import TestCommand
-from .types import Checkout, CodeTarget, FixStatus, TestRun
+from .types import Checkout, CodeTarget, FixStatus
+from .work import Work, best_attempt, still_failing, test_roots
 
 __all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout", "fix"]
 STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
@@ -61,36 +62,6 @@ class FixOptions:
     repair: RepairOptions = FIX_REPAIR  # the agent's design, iterations per target, answers per call, search
 
 
-@dataclass
-class _Work:
-    """What the run has found and done so far: all a report needs, also when the run is stopped mid-way."""
-
-    checkout: Checkout
-    files: dict[str, bytes]  # the checkout with the verified fixes so far
-    before: TestRun | None = None
-    stubs: tuple[MissingName, ...] = ()  # functions the tests use and the project lacks, stubbed (bot/fix/missing.py)
-    stubbed: TestRun | None = None  # the suite's run with those stubs: what passes there must keep passing
-    failing: frozenset[str] = frozenset()
-    flaky: tuple[str, ...] = ()
-    test_timeout_s: float = 10.0
-    run: TestRun | None = None  # the last whole-suite run of `files`
-    remaining: frozenset[str] = frozenset()
-    tried: set[tuple[str, str]] = field(default_factory=set)
-    pairs: set[PairKey] = field(default_factory=set)  # two-span repairs tried: each counts as a target
-    ranked: list[CodeTarget] = field(default_factory=list)
-    repairs: list[TargetRepair] = field(default_factory=list)
-    swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that found nothing
-
-    @property
-    def failures(self) -> tuple[Failure, ...]:
-        return self.before.failures if self.before else ()
-
-    @property
-    def baseline(self) -> TestRun | None:
-        """The run that says which tests pass before any fix: with the stubs, when there are any."""
-        return self.stubbed or self.before
-
-
 def _progress(ctx: FixRun):
     def say(item: Attempt | SearchRound) -> None:
         if isinstance(item, SearchRound):
@@ -102,7 +73,7 @@ def _progress(ctx: FixRun):
     return say
 
 
-def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: frozenset[str],
+def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str],
                 options: FixOptions, deadline: float) -> TargetRepair:
     """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first)."""
     files = work.files
@@ -163,7 +134,7 @@ def _repair_one(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: 
     return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
 
 
-def _excerpt(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
+def _excerpt(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
              target: Target, feedback: str) -> Excerpt | None:
     """The part of a long function that the model is shown and answers with (bot/fix/excerpt.py), if any."""
     if not options.repair.iterations or len(spans) > 1 or work.run is None:
@@ -175,49 +146,29 @@ def _excerpt(ctx: FixRun, work: _Work, spans: tuple[CodeTarget, ...], tests: fro
     return part
 
 
-def _still_failing(run: TestRun, failing: frozenset[str], flaky: tuple[str, ...], only_logged: bool) -> frozenset[str]:
-    """What is left to fix after a run. With --from-log only the logged tests count (and the tests of a logged
-    module that failed to collect before)."""
-    left = run.failed - {CRASH} - set(flaky)
-    if only_logged:
-        left = frozenset(t for t in left if any(same_test(t, f) or t.startswith(f + "::") for f in failing))
-    return left
-
-
-def _test_roots(command: TestCommand, files: Mapping[str, bytes]) -> tuple[str, ...]:
-    """The files and folders the test command names: what they hold is test code, never a target."""
-    words = [w.partition("::")[0].rstrip("/") for w in command.pytest_args(files) if not w.startswith("-")]
-    return tuple(w for w in words if w in files or any(p.startswith(w + "/") for p in files))
-
-
-def _roots(work: _Work, options: FixOptions) -> tuple[str, ...]:
-    """Where the tests are: the test command's paths and the failing tests' files (never a target)."""
-    failing_files = tuple(sorted({t.partition("::")[0] for t in work.remaining}))
-    return _test_roots(options.test_command, work.files) + failing_files
-
-
-def _ranked(work: _Work, options: FixOptions) -> list[CodeTarget]:
+def _ranked(work: Work, options: FixOptions) -> list[CodeTarget]:
     """The targets not tried yet, best first, for the tests still failing."""
     assert work.run is not None
     current = Checkout(work.checkout.root, work.files)
     targets = [t for t in locate(current, work.run, [f for f in work.run.failures if f.test_id in work.remaining],
-                                 limit=options.max_targets + len(work.tried), test_roots=_roots(work, options))
+                                 limit=options.max_targets + len(work.tried),
+                                 test_roots=test_roots(work, options.test_command))
                if (t.path, t.qualname) not in work.tried and in_paths(t.path, options.paths)]
     work.ranked += [t for t in targets if t not in work.ranked]
     return targets
 
 
-def _next_target(work: _Work, options: FixOptions) -> CodeTarget | None:
+def _next_target(work: Work, options: FixOptions) -> CodeTarget | None:
     targets = _ranked(work, options)
     return targets[0] if targets else None
 
 
-def _stub_missing(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> None:
+def _stub_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
     """Functions that failing tests import or call and the project does not define (bot/fix/missing.py): a stub
     for each, and the suite again, so that the tests that use them run and fail inside the stubs, which are then
     repaired (written) like any other target."""
     assert work.run is not None
-    roots = folders_of_tests(work.files, _roots(work, options))
+    roots = folders_of_tests(work.files, test_roots(work, options.test_command))
     lacking = missing_names([f for f in work.run.failures if f.test_id in work.remaining], work.files,
                             lambda path: is_project_file(path) and not under(path, roots)
                             and in_paths(path, options.paths))
@@ -230,10 +181,10 @@ def _stub_missing(ctx: FixRun, work: _Work, options: FixOptions, deadline: float
     if run.timed_out:
         return
     work.files, work.run, work.stubbed, work.stubs = files, run, run, tuple(lacking)
-    work.remaining = _still_failing(run, work.failing, work.flaky, bool(options.log_failures))
+    work.remaining = still_failing(run, work.failing, work.flaky, bool(options.log_failures))
 
 
-def _verify(ctx: FixRun, work: _Work, repaired: TargetRepair, options: FixOptions, deadline: float) -> TargetRepair:
+def _verify(ctx: FixRun, work: Work, repaired: TargetRepair, options: FixOptions, deadline: float) -> TargetRepair:
     """Run the whole suite with the fix; keep it as the new base only when nothing that passed before fails."""
     baseline = work.baseline
     assert repaired.fixed is not None and baseline is not None
@@ -246,11 +197,11 @@ def _verify(ctx: FixRun, work: _Work, repaired: TargetRepair, options: FixOption
                 "test(s) that passed before")
         return replace(repaired, status="regressed", broken=broken)
     work.files, work.run = files, run
-    work.remaining = _still_failing(run, work.failing, work.flaky, bool(options.log_failures))
+    work.remaining = still_failing(run, work.failing, work.flaky, bool(options.log_failures))
     return repaired
 
 
-def _next_spans(ctx: FixRun, work: _Work, options: FixOptions, model: str
+def _next_spans(ctx: FixRun, work: Work, options: FixOptions, model: str
                 ) -> tuple[tuple[CodeTarget, ...], frozenset[str]] | None:
     """What to repair next and for which failing tests: a caller and its helper together when the one-span repairs
     of both just failed (bot/fix/pairs.py), else the best target not tried yet; None when nothing is left."""
@@ -272,7 +223,7 @@ def _next_spans(ctx: FixRun, work: _Work, options: FixOptions, model: str
     return (target,), tests
 
 
-def _share(work: _Work, options: FixOptions, spans: tuple[CodeTarget, ...], deadline: float) -> float:
+def _share(work: Work, options: FixOptions, spans: tuple[CodeTarget, ...], deadline: float) -> float:
     """Where this target's time ends. The ranking is a guess (the function the test calls, or the helper it
     reaches?), so while another ranked target is still untried, one target may spend only TARGET_SHARE of the
     time left; a pair, or the last target the budget allows, gets all of it."""
@@ -284,7 +235,7 @@ def _share(work: _Work, options: FixOptions, spans: tuple[CodeTarget, ...], dead
     return now + (deadline - now) * TARGET_SHARE
 
 
-def _sweep(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> None:
+def _sweep(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
     """The mutation search alone on each ranked target before any model call: a one-edit fix of the second or
     third target takes seconds, and would otherwise wait behind the first target's model calls (up to a minute
     each on a CPU). In rounds: the SWEEP_FIRST best-ranked mutants of every target (the rare, precise edits rank
@@ -306,7 +257,7 @@ def _sweep(ctx: FixRun, work: _Work, options: FixOptions, deadline: float) -> No
         done = upto
 
 
-def _sweep_round(ctx: FixRun, work: _Work, options: FixOptions, until: float, deadline: float) -> None:
+def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, until: float, deadline: float) -> None:
     search = options.repair.search
     assert search is not None
     searched: set[tuple[str, str]] = set()
@@ -329,7 +280,7 @@ def _sweep_round(ctx: FixRun, work: _Work, options: FixOptions, until: float, de
         work.repairs.append(_verify(ctx, work, repaired, options, deadline))
 
 
-def _repair_loop(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: str) -> None:
+def _repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str) -> None:
     _sweep(ctx, work, options, deadline)
     swept = {(r.target.path, r.target.qualname) for r in work.swept}
     while work.remaining and len(work.tried) + len(work.pairs) < options.max_targets and time.monotonic() < deadline:
@@ -349,7 +300,7 @@ def _repair_loop(ctx: FixRun, work: _Work, options: FixOptions, deadline: float,
 def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, model: str = "") -> FixResult:
     started = time.monotonic()
     deadline = started + options.wall_s - ctx.setup_s  # the budget covers building the environment too
-    work = _Work(checkout, dict(checkout.files))
+    work = Work(checkout, dict(checkout.files))
 
     def done(status: FixStatus, message: str, **more: Any) -> FixResult:
         attempts = [a for r in work.repairs for a in r.attempts]
@@ -367,15 +318,15 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
         stop = exc if isinstance(exc, Stopped) else Stopped("interrupted", signal_number=2)
         if stop.by_signal:
             return done("interrupted", f"stopped by a signal ({stop.reason}) after {len(work.repairs)} target(s)",
-                        best=_best(work))
+                        best=best_attempt(work))
         return done("not_fixed", f"the time budget ({options.wall_s:g} s) ran out after {len(work.repairs)} "
-                                 "target(s)", best=_best(work))
+                                 "target(s)", best=best_attempt(work))
     except ModelFailed as exc:
         work.repairs.append(exc.repair)
-        return done("not_fixed", f"the model failed: {exc}", error=f"the model failed: {exc}", best=_best(work))
+        return done("not_fixed", f"the model failed: {exc}", error=f"the model failed: {exc}", best=best_attempt(work))
 
 
-def _fix(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: str, done) -> FixResult:
+def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str, done) -> FixResult:
     found = reproduce(ctx, work.files, options.test_command, log_failures=options.log_failures,
                       suite_timeout_s=options.suite_timeout_s, test_timeout_s=options.test_timeout_s,
                       deadline=deadline)
@@ -395,30 +346,13 @@ def _fix(ctx: FixRun, work: _Work, options: FixOptions, deadline: float, model: 
         why = (f"{len(work.remaining)} test(s) still fail after trying {len(work.tried)} target(s){pairs}"
                if time.monotonic() < deadline else
                f"the time budget ({options.wall_s:g} s) ran out with {len(work.remaining)} test(s) still failing")
-        return done("not_fixed", why, best=_best(work))
+        return done("not_fixed", why, best=best_attempt(work))
     diff = make_patch(work.checkout.files, work.files)
     changed = sum(r.changed_lines or 0 for r in fixed)
     try:
         validate(diff, work.checkout.root, {t.path for r in fixed for t in r.spans})
     except PatchRejected as exc:
-        return done("not_fixed", f"the patch was rejected: {exc}", best=_best(work))
+        return done("not_fixed", f"the patch was rejected: {exc}", best=best_attempt(work))
     why = " ".join(explanation(r.target, r.original, r.fixed or "", work.failures, r.tests, r.helper) for r in fixed)
     return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s); "
                          "the whole suite passes", explanation=why, diff=diff, changed_lines=changed)
-
-
-def _best(work: _Work) -> BestAttempt | None:
-    """The closest change of a run that did not fix everything: the verified partial fixes, else the last fix that
-    broke other tests. Shown in the report, never as the patch."""
-    files = without_stubs(work.files, work.checkout.files, work.stubs)
-    if files != dict(work.checkout.files) and work.run is not None:
-        return BestAttempt(diff=make_patch(work.checkout.files, files),
-                           passes=tuple(sorted(work.failing - work.run.failed)),
-                           still_failing=tuple(sorted(work.remaining)), broken=())
-    regressed = [r for r in work.repairs if r.status == "regressed" and r.fixed is not None]
-    if not regressed:
-        return None
-    last = regressed[-1]
-    return BestAttempt(diff=make_patch(work.checkout.files, with_code(work.files, last.spans, last.fixed or "")),
-                       passes=last.tests, still_failing=(),
-                       broken=last.broken)

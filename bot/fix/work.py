@@ -1,0 +1,86 @@
+"""What one `fix` run has found and done so far (`Work`), and what follows from it alone: the tests still to fix,
+where the tests are, and the best attempt a report shows when not everything was fixed."""
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from bot.failures import Failure
+
+from .harness import with_code
+from .missing import MissingName, without_stubs
+from .pairs import PairKey
+from .patch import make_patch
+from .reproduce import CRASH, same_test
+from .result import BestAttempt, TargetRepair
+from .testrun import TestCommand
+from .types import Checkout, CodeTarget, TestRun
+
+
+@dataclass
+class Work:
+    """What the run has found and done so far: all a report needs, also when the run is stopped mid-way."""
+
+    checkout: Checkout
+    files: dict[str, bytes]  # the checkout with the verified fixes so far
+    before: TestRun | None = None
+    stubs: tuple[MissingName, ...] = ()  # functions the tests use and the project lacks, stubbed (bot/fix/missing.py)
+    stubbed: TestRun | None = None  # the suite's run with those stubs: what passes there must keep passing
+    failing: frozenset[str] = frozenset()
+    flaky: tuple[str, ...] = ()
+    test_timeout_s: float = 10.0
+    run: TestRun | None = None  # the last whole-suite run of `files`
+    remaining: frozenset[str] = frozenset()
+    tried: set[tuple[str, str]] = field(default_factory=set)
+    pairs: set[PairKey] = field(default_factory=set)  # two-span repairs tried: each counts as a target
+    ranked: list[CodeTarget] = field(default_factory=list)
+    repairs: list[TargetRepair] = field(default_factory=list)
+    swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that found nothing
+
+    @property
+    def failures(self) -> tuple[Failure, ...]:
+        return self.before.failures if self.before else ()
+
+    @property
+    def baseline(self) -> TestRun | None:
+        """The run that says which tests pass before any fix: with the stubs, when there are any."""
+        return self.stubbed or self.before
+
+
+def still_failing(run: TestRun, failing: frozenset[str], flaky: tuple[str, ...], only_logged: bool) -> frozenset[str]:
+    """What is left to fix after a run. With --from-log only the logged tests count (and the tests of a logged
+    module that failed to collect before)."""
+    left = run.failed - {CRASH} - set(flaky)
+    if only_logged:
+        left = frozenset(t for t in left if any(same_test(t, f) or t.startswith(f + "::") for f in failing))
+    return left
+
+
+def _command_roots(command: TestCommand, files: Mapping[str, bytes]) -> tuple[str, ...]:
+    """The files and folders the test command names: what they hold is test code, never a target."""
+    words = [w.partition("::")[0].rstrip("/") for w in command.pytest_args(files) if not w.startswith("-")]
+    return tuple(w for w in words if w in files or any(p.startswith(w + "/") for p in files))
+
+
+def test_roots(work: Work, command: TestCommand) -> tuple[str, ...]:
+    """Where the tests are: the test command's paths and the failing tests' files (never a target)."""
+    failing_files = tuple(sorted({t.partition("::")[0] for t in work.remaining}))
+    return _command_roots(command, work.files) + failing_files
+
+
+
+def best_attempt(work: Work) -> BestAttempt | None:
+    """The closest change of a run that did not fix everything: the verified partial fixes, else the last fix that
+    broke other tests. Shown in the report, never as the patch."""
+    files = without_stubs(work.files, work.checkout.files, work.stubs)
+    if files != dict(work.checkout.files) and work.run is not None:
+        return BestAttempt(diff=make_patch(work.checkout.files, files),
+                           passes=tuple(sorted(work.failing - work.run.failed)),
+                           still_failing=tuple(sorted(work.remaining)), broken=())
+    regressed = [r for r in work.repairs if r.status == "regressed" and r.fixed is not None]
+    if not regressed:
+        return None
+    last = regressed[-1]
+    return BestAttempt(diff=make_patch(work.checkout.files, with_code(work.files, last.spans, last.fixed or "")),
+                       passes=last.tests, still_failing=(),
+                       broken=last.broken)
