@@ -112,3 +112,22 @@ def test_a_stub_the_model_cannot_write_is_in_neither_the_patch_nor_the_best_atte
     assert result.status == "not_fixed" and result.diff == ""
     assert result.best is None
     assert [r.target.qualname for r in result.repairs] == ["shorten"]
+
+
+def test_the_model_is_asked_to_write_a_stub_not_to_find_a_bug():
+    from bot.agent import Briefing, Target
+    from bot.agent.code import signature_problem, unwritten
+    from bot.agent.prompts import WRITE_SYSTEM, draft, repeat
+    from bot.agent.state import Seen
+
+    source = stub(MissingName("textutil.py", "shorten"))
+    assert unwritten(source) and unwritten('def f(x):\n    """Doc."""\n    raise NotImplementedError\n')
+    assert not unwritten(TEXTUTIL) and not unwritten("def f(x):\n    if x:\n        raise NotImplementedError\n")
+    target = Target(name="shorten", source=source, context="")
+    system, user = draft(target, Briefing(summary="NotImplementedError", tests=TEXT_TESTS))
+    assert system.content == WRITE_SYSTEM and "is not written yet" in user.content and "has a bug" not in user.content
+    again = repeat(target, Briefing(summary="", tests=""), Seen("original", 0), "NotImplementedError", [])
+    assert "still the stub" in again[-1].content
+    # the stub's open parameters give way to the ones the tests use; a written function's do not
+    assert signature_problem(SHORTEN, source, "shorten") is None
+    assert signature_problem(SHORTEN.replace("marker=", "mark="), SHORTEN, "shorten") is not None

@@ -71,6 +71,22 @@ def target_kind(source: str) -> Kind:
     return "functions" if function_parts(source) else "function"
 
 
+def unwritten(source: str) -> bool:
+    """A function not written yet: its body (past a docstring) only raises NotImplementedError."""
+    try:
+        tree = ast.parse(textwrap.dedent(source))
+    except SyntaxError:
+        return False
+    if len(tree.body) != 1 or not isinstance(tree.body[0], (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return False
+    body = tree.body[0].body
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and len(body) > 1:
+        body = body[1:]
+    raised = body[0].exc if len(body) == 1 and isinstance(body[0], ast.Raise) else None
+    called = raised.func if isinstance(raised, ast.Call) else raised
+    return isinstance(called, ast.Name) and called.id == "NotImplementedError"
+
+
 def extract_function(text: str, name: str, original: str) -> Extracted:
     """The function `name` from a model's answer: fenced or not, whole or body only. For an assignment target,
     its statements (see `extract_assignment`)."""

@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Sequence
 
 from ..llm.types import Message
-from .code import split_docstring, target_kind
+from .code import split_docstring, target_kind, unwritten
 from .parts import function_names, function_parts
 from .state import Seen
 from .types import Attempt, Briefing, Target
@@ -34,6 +34,13 @@ Reply with both corrected functions, each whole in its own ```python code block,
 no explanation, no docstring, no tests, no usage example.
 Keep each function's name and parameters. Change as little as possible."""
 
+# A function not written yet (a stub that raises NotImplementedError, bot/fix/missing.py): there is no bug to find,
+# and its parameters are whatever the tests call it with.
+WRITE_SYSTEM = """You write one Python function so that its tests pass.
+Reply with the whole function in one ```python code block and nothing else: no explanation, no tests.
+Keep the function's name; give it the parameters the tests call it with.
+Use only the standard library; import what you need inside the function."""
+
 MAX_TEST_LINES = 40
 
 # Optional (--few-shot): common bug patterns with their fixes, appended to every design's system prompt.
@@ -58,6 +65,8 @@ def _clip(text: str, max_lines: int) -> str:
 
 
 def _system(target: Target) -> str:
+    if unwritten(target.source):
+        return WRITE_SYSTEM
     kind = target_kind(target.source)
     return SYSTEM if kind == "function" else FUNCTIONS_SYSTEM if kind == "functions" else ASSIGNMENT_SYSTEM
 
@@ -83,6 +92,9 @@ def _reply(target: Target) -> str:
 def _described(target: Target, numbered: str) -> list[str]:
     """The task's first lines: what has the bug, what it should do (the docstring, apart), its code."""
     functions = function_parts(target.source)
+    if unwritten(target.source):
+        return [f"The function `{target.name}` is not written yet: it only raises NotImplementedError. Write it so "
+                "that its tests pass, with the parameters the tests call it with.", "Its stub:", _fence(target.source)]
     if not functions:
         code, doc = split_docstring(target.source)
         parts = [f"The {_what(target)} has a bug."]
@@ -190,7 +202,7 @@ def reflect(target: Target, briefing: Briefing, current: str, feedback: str, att
             hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
     situation = f"This attempt still fails:\n{_fence(split_docstring(current)[0])}\n{feedback.strip()}"
     ask = "Find the real bugs: one in each function." if target_kind(target.source) == "functions" else \
-        "Find the real bug."
+        "Find what it gets wrong and write it again." if unwritten(target.source) else "Find the real bug."
     return _follow_up(target, briefing, situation, attempts, ask, hints)
 
 
@@ -203,6 +215,9 @@ def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: s
                     f"fail:\n{feedback.strip()}"
         ask = (f"Each function has a bug. Take the failing test's input, follow it through `{caller}` into "
                f"{_names(helpers)} line by line, and in each of them change the line that produces a wrong value.")
+    elif original and unwritten(target.source):
+        situation = f"Your answer is still the stub, which fails:\n{feedback.strip()}"
+        ask = "Write the function's body: compute from its arguments what the tests expect it to return."
     elif original:  # most repeats (86 of 157 in one run): the model saw no bug and changed nothing
         situation = f"Your answer did not change the function: it is still {ORIGINAL}, which fails:\n{feedback.strip()}"
         ask = ("The function has a bug. Take the failing test's input, follow it through the code line by line, "
