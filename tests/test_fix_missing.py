@@ -126,6 +126,7 @@ def test_the_model_is_asked_to_write_a_stub_not_to_find_a_bug():
     target = Target(name="shorten", source=source, context="")
     system, user = draft(target, Briefing(summary="NotImplementedError", tests=TEXT_TESTS))
     assert system.content == WRITE_SYSTEM and "is not written yet" in user.content and "has a bug" not in user.content
+    assert "*args" not in user.content  # a small model keeps the parameters it is shown
     again = repeat(target, Briefing(summary="", tests=""), Seen("original", 0), "NotImplementedError", [])
     assert "still the stub" in again[-1].content
     # the stub's open parameters give way to the ones the tests use; a written function's do not

@@ -54,6 +54,19 @@ def test_a_misspelt_name_is_replaced_by_the_closest_bound_name_first():
     assert not [m for m in ranked_mutants(source, "get_write") if m.operator == "undefined"]  # no NameError: none
 
 
+def test_a_forgotten_standard_library_import_is_added_first():
+    source = 'def encode(data):\n    """Form data as bytes."""\n    return urllib.parse.urlencode(data).encode()\n'
+    found = ranked_mutants(source, "encode", hot_lines={3}, undefined=["urllib"])
+    assert found[0].operator == "import" and found[0].source == source.replace(
+        '    return', '    import urllib.parse\n    return')
+    ns: dict = {}
+    exec(found[0].source, ns)
+    assert ns["encode"]({"a": "b c"}) == b"a=b+c"
+    # a name that is no standard-library module: renamed, never imported
+    assert [m.operator for m in ranked_mutants(source.replace("urllib", "requests"), "encode",
+                                               undefined=["requests"])].count("import") == 0
+
+
 def test_the_search_repairs_a_misspelt_name_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):
     root = make_repo(tmp_path / "writer", {"writer.py": WRITER, "tests/test_writer.py": WRITER_TESTS})
     llm = ByNameLLM({})  # it knows no fix: only the search can repair this

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from .blocks import find_function
 from .code import assigned_names, code_hash
 from .mutate_guards import except_edits
-from .mutate_names import rename_edits
+from .mutate_names import import_edits, rename_edits
 from .mutate_operators import scope_edits, scope_names
 from .mutate_text import Edit, Text
 from .parts import function_parts
@@ -44,7 +44,8 @@ def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(
                exceptions: Sequence[str] = (), undefined: Sequence[str] = ()
                ) -> tuple[Text, list[tuple[str, tuple[int, int, str]]]]:
     """Every one-edit change of the function (or assignment, or caller and helper), unchecked, in operator order;
-    first, the `undefined` names (NameError) replaced by bound ones, then, where the failure raised `exceptions`
+    first, the `undefined` names (NameError) imported when they are standard-library modules or replaced by bound
+    ones, then, where the failure raised `exceptions`
     on `hot_lines`, those statements wrapped in try/except."""
     try:
         tree = ast.parse(function_source)
@@ -57,8 +58,9 @@ def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(
     if func is None and function_parts(function_source):  # a caller and its helper: one edit in one of them
         scopes = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
     text = Text(function_source)
-    renamed = [("undefined", e) for scope in scopes
-               for e in rename_edits(text, scope, list(undefined), scope_names(scope))] if undefined else []
+    renamed = [("import", e) for scope in scopes for e in import_edits(text, scope, list(undefined))] + \
+        [("undefined", e) for scope in scopes
+         for e in rename_edits(text, scope, list(undefined), scope_names(scope))] if undefined else []
     caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot_lines, list(exceptions))]
     return text, renamed + caught + [e for scope in scopes for e in scope_edits(text, scope)]
 

@@ -1,13 +1,17 @@
-"""One-edit mutants for a name the failure says is not defined: each use of it replaced by a name the function
-does bind, the closest in spelling first (`output_path` -> `output`). A variable renamed in one place and not
-the other is a common slip, and NameError names it exactly; the plain `variable` family only swaps names that
-are bound, so it never touches the one that is not.
+"""One-edit mutants for a name the failure says is not defined: the standard-library module of that name
+imported at the top of the function's body (`urllib.parse.quote(x)` without `import urllib.parse`, a forgotten
+import), else each use of it replaced by a name the function does bind, the closest in spelling first
+(`output_path` -> `output`). A variable renamed in one place and not the other is a common slip, and NameError
+names it exactly; the plain `variable` family only swaps names that are bound, so it never touches the one that
+is not.
 """
 from __future__ import annotations
 
 import ast
 import difflib
+import importlib.util
 import re
+import sys
 from collections.abc import Iterator
 from typing import Protocol
 
@@ -19,6 +23,8 @@ class Text(Protocol):
     """What of bot/agent/mutate_text.py's `Text` the renames need."""
 
     def span(self, node: ast.AST) -> tuple[int, int]: ...
+
+    def segment(self, node: ast.AST) -> str: ...
 
 
 def undefined(feedback: str) -> list[str]:
@@ -34,3 +40,33 @@ def rename_edits(text: Text, func: ast.AST, names: list[str], bound: list[str]) 
             closest = sorted(others, key=lambda b: -difflib.SequenceMatcher(None, node.id, b).ratio())
             for other in closest[:PER_USE]:
                 yield (*text.span(node), other)
+
+
+def _stdlib_module(dotted: str) -> bool:
+    """`dotted` is a module of the standard library (only those are looked up: finding a submodule imports its
+    package, and this runs in fixbot's own process)."""
+    if dotted.partition(".")[0] not in sys.stdlib_module_names:
+        return False
+    try:
+        return importlib.util.find_spec(dotted) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def import_edits(text: Text, func: ast.AST, names: list[str]) -> Iterator[Edit]:
+    """For an undefined name that is a standard-library module, `import` it (the longest dotted path the function
+    uses that is a module: `import urllib.parse` for `urllib.parse.urlencode(...)`) before the body's first
+    statement past the docstring."""
+    body = getattr(func, "body", None)
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not body:
+        return
+    first = body[1] if len(body) > 1 and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+        else body[0]
+    start = text.span(first)[0]
+    for name in names:
+        paths = {text.segment(n) for n in ast.walk(func) if isinstance(n, ast.Attribute)
+                 and text.segment(n).startswith(name + ".")}
+        dotted = [p for p in sorted(paths | {name}, key=len, reverse=True)
+                  if re.fullmatch(r"[\w.]+", p) and _stdlib_module(p)]
+        if dotted:
+            yield start, start, f"import {dotted[0]}\n{' ' * first.col_offset}"

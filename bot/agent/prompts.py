@@ -93,8 +93,9 @@ def _described(target: Target, numbered: str) -> list[str]:
     """The task's first lines: what has the bug, what it should do (the docstring, apart), its code."""
     functions = function_parts(target.source)
     if unwritten(target.source):
-        return [f"The function `{target.name}` is not written yet: it only raises NotImplementedError. Write it so "
-                "that its tests pass, with the parameters the tests call it with.", "Its stub:", _fence(target.source)]
+        # the stub's `*args, **kwargs` is not shown: a small model keeps the parameters it is shown
+        return [f"The function `{target.name}` is not written yet. Write it so that its tests pass, with the "
+                "parameters the tests call it with."]
     if not functions:
         code, doc = split_docstring(target.source)
         parts = [f"The {_what(target)} has a bug."]
