@@ -1,10 +1,12 @@
 """Three of the real-repository cases of tests/test_fix_realrepo.py end to end with the bundled model, through the
 CLI as a user runs it: a test that hangs, a loop whose one-edit mutant fixes the failing test but breaks the others
 (so the model, not the search, must find the fix), and a bug split between a helper and its caller (only a change
-of both fixes it)."""
+of both fixes it); and a real project's test module that imports a function its module lacks (youtube-dl-39 of
+../shared/data/realbugs)."""
 from __future__ import annotations
 
 import json
+import subprocess
 import time
 
 import pytest
@@ -55,3 +57,19 @@ def test_bundled_model_repairs_a_bug_split_between_a_helper_and_its_caller(tmp_p
     assert "-    return round(amount * rate(to, currency), 2)" in report["diff"]
     assert "-    return RATES[target] * RATES[source]" in report["diff"]
     assert report["changed_lines"] == 2 and "split between `convert`" in report["explanation"]
+
+
+def test_bundled_model_writes_the_function_a_real_test_module_imports(tmp_path, shared_data):
+    """youtube-dl-39: test/test_utils.py imports `limit_length`, which youtube_dl/utils.py does not define, so no
+    test of the module runs. The stub makes the module import; the model writes the function; every test passes."""
+    root = tmp_path / "youtube-dl"
+    subprocess.run(["git", "clone", "-q", str(shared_data / "realbugs" / "youtube-dl.bundle"), str(root)],
+                   check=True, capture_output=True)
+    subprocess.run(["git", "-c", "advice.detachedHead=false", "checkout", "-q", "bug-39"], cwd=root, check=True)
+    proc, report, _ = _fix(root, tmp_path / "out", "--test-cmd", "pytest test/test_utils.py")
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
+    assert "not defined yet: a stub for each" in proc.stdout
+    assert report["status"] == "fixed" and "+def limit_length(" in report["diff"]
+    assert "NotImplementedError" not in report["diff"]
+    assert [r["purpose"] for r in report["runs"]][:3] == ["reproduce", "re-run failing", "with stubs"]
+    assert report["runs"][-1]["purpose"] == "verify" and not report["runs"][-1]["failed"]
