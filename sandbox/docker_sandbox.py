@@ -20,6 +20,26 @@ from .types import FileContent, Job, Limits, RunResult
 from .wire import decode_results, encode_request, lost_result
 
 GRACE_S = 20.0  # extraction, clean-up and the answer, beyond the jobs' own timeouts
+PAYLOAD_SHARE = 0.25  # of the work dir's tmpfs, at most, for one request's files: the jobs' own writes need the rest
+
+
+def _job_bytes(job: Job) -> int:
+    return sum(len(path) + len(content) for path, content in job.files.items())
+
+
+def requests_of(jobs: Sequence[Job], limit_bytes: int) -> list[list[Job]]:
+    """The jobs in consecutive requests whose files fit `limit_bytes` together (a job alone may exceed it): a
+    batch of whole-checkout jobs of a large project would otherwise fill the work dir before any test ran."""
+    parts: list[list[Job]] = []
+    size = 0
+    for job in jobs:
+        cost = _job_bytes(job)
+        if not parts or size + cost > limit_bytes:
+            parts.append([])
+            size = 0
+        parts[-1].append(job)
+        size += cost
+    return parts
 
 
 def _remove_all(client: docker.DockerClient, workers: dict[str, Worker]) -> None:
@@ -75,6 +95,10 @@ class DockerSandbox:
         self._slots.release()
 
     def _run_chunk(self, jobs: Sequence[Job]) -> list[RunResult]:
+        limit = int(self.limits.workdir_mb * 1024 * 1024 * PAYLOAD_SHARE)
+        return [result for part in requests_of(jobs, limit) for result in self._run_request(part)]
+
+    def _run_request(self, jobs: Sequence[Job]) -> list[RunResult]:
         request = encode_request(jobs, self.limits, {"in_container": True, "root": containers.WORKDIR,
                                                      "oom_first": True})
         waves = math.ceil(len(jobs) / max(1, math.ceil(self.limits.cpus)))

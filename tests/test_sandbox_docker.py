@@ -55,6 +55,19 @@ def test_batch_keeps_order_and_per_job_timeouts(docker_sandbox):
         [str(i) for i in range(9) if i not in (4, 6)]
 
 
+def test_a_batch_larger_than_the_work_dir_runs_in_requests_that_fit(docker_sandbox):
+    """Whole-checkout jobs of a large project (a search's mutants that each need a process of their own): 60 jobs
+    of 8 MB are 480 MB, past the 256 MB work dir, and used to fail the whole batch with ENOSPC."""
+    from sandbox.docker_sandbox import requests_of
+
+    blob = b"x" * (8 * 1024 * 1024)
+    jobs = [Job({"big.bin": blob, "t.py": f"import os; print({i}, os.path.getsize('big.bin'))"},
+                ["python3", "t.py"], 30) for i in range(60)]
+    assert [len(part) for part in requests_of(jobs, 64 * 1024 * 1024)] == [7] * 8 + [4]
+    results = docker_sandbox.run_batch(jobs)
+    assert [r.stdout.split() for r in results] == [[str(i), str(len(blob))] for i in range(60)]
+
+
 def test_odd_file_names_binary_content_and_exec_bits(docker_sandbox):
     files = {"dir with space/ü \"quoted\" 'name'.txt": "unicode ok\n", "bin.dat": bytes(range(256)),
              "run.sh": "#!/bin/sh\necho from-script\n"}

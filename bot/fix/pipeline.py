@@ -324,6 +324,9 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
     except ModelFailed as exc:
         work.repairs.append(exc.repair)
         return done("not_fixed", f"the model failed: {exc}", error=f"the model failed: {exc}", best=best_attempt(work))
+    except SandboxError as exc:  # the machine's failure, not the code's: exit 2, with the report of what was done
+        return done("not_fixed", f"the sandbox failed: {exc}", error=f"the sandbox failed: {exc}",
+                    best=best_attempt(work))
 
 
 def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str, done) -> FixResult:
