@@ -56,16 +56,17 @@ def test_batch_keeps_order_and_per_job_timeouts(docker_sandbox):
 
 
 def test_a_batch_larger_than_the_work_dir_runs_in_requests_that_fit(docker_sandbox):
-    """Whole-checkout jobs of a large project (a search's mutants that each need a process of their own): 60 jobs
-    of 8 MB are 480 MB, past the 256 MB work dir, and used to fail the whole batch with ENOSPC."""
+    """Whole-checkout jobs of a large project (a search's mutants that each need a process of their own): 80 jobs
+    of 8 MB are 640 MB, past the 256 MB work dir even split over two containers, and used to fail the whole
+    batch with ENOSPC."""
     from sandbox.docker_sandbox import requests_of
 
     blob = b"x" * (8 * 1024 * 1024)
     jobs = [Job({"big.bin": blob, "t.py": f"import os; print({i}, os.path.getsize('big.bin'))"},
-                ["python3", "t.py"], 30) for i in range(60)]
-    assert [len(part) for part in requests_of(jobs, 64 * 1024 * 1024)] == [7] * 8 + [4]
+                ["python3", "t.py"], 30) for i in range(80)]
+    assert [len(part) for part in requests_of(jobs, 64 * 1024 * 1024)] == [7] * 11 + [3]
     results = docker_sandbox.run_batch(jobs)
-    assert [r.stdout.split() for r in results] == [[str(i), str(len(blob))] for i in range(60)]
+    assert [r.stdout.split() for r in results] == [[str(i), str(len(blob))] for i in range(80)]
 
 
 def test_odd_file_names_binary_content_and_exec_bits(docker_sandbox):
