@@ -78,6 +78,11 @@ class _Evidence:
                           tuple(self.reasons), self.broken, self.span.kind)
 
 
+def is_target_file(path: str, test_folders: Sequence[str]) -> bool:
+    """Project code outside the tests' folders (`folders_of_tests`): a file whose code may be a target."""
+    return is_project_file(path) and not under(path, test_folders)
+
+
 def folders_of_tests(files: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
     """The roots as checkout paths, and the folder of each root that is a file when that folder's name says test
     (`python_testcases/`): its other modules are the tests' helpers. A folder that does not say so may be the
@@ -116,7 +121,7 @@ class _Files:
             return None
 
     def is_project(self, path: str) -> bool:
-        return is_project_file(path) and not under(path, self.roots)
+        return is_target_file(path, self.roots)
 
     def _spans(self, path: str) -> list[tuple[Span, list[range]]]:
         """(span, the groups of lines a test runs) per function and assignment: a function's body (its def line

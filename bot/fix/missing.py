@@ -20,7 +20,6 @@ from bot.failures import Failure
 STUB_MARK = "not defined yet: the tests use it"  # in every stub's exception; how a stub is recognised later
 _CANNOT_IMPORT = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _NO_ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
-_SANDBOX_WORKDIR = "/work/"  # where the sandbox puts the checkout (as bot/fix/locate.py)
 
 
 @dataclass(frozen=True)

@@ -22,11 +22,11 @@ from sandbox.errors import SandboxError
 from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
 from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from .harness import RepoHarness, with_code
-from .locate import folders_of_tests, is_project_file, locate
+from .locate import folders_of_tests, is_target_file, locate
 from .missing import described, missing_names, with_stubs
 from .pairs import next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
-from .paths import in_paths, under
+from .paths import in_paths
 from .reproduce import FixRun, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run
 from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
@@ -170,8 +170,7 @@ def _stub_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float)
     assert work.run is not None
     roots = folders_of_tests(work.files, test_roots(work, options.test_command))
     lacking = missing_names([f for f in work.run.failures if f.test_id in work.remaining], work.files,
-                            lambda path: is_project_file(path) and not under(path, roots)
-                            and in_paths(path, options.paths))
+                            lambda path: is_target_file(path, roots) and in_paths(path, options.paths))
     if not lacking:
         return
     ctx.say(f"  the tests use {described(lacking)}, not defined yet: a stub for each, to be written")
