@@ -7,7 +7,7 @@ import ast
 import difflib
 
 from bot.agent.mutate import mutants, ranked_mutants
-from bot.agent.mutate_guards import raised
+from bot.agent.mutate_guards import none_uses, raised
 from bot.agent.search import SearchOptions, hot_lines
 
 from .test_fix import ByNameLLM, fix_example
@@ -195,4 +195,64 @@ def test_the_sweeps_short_first_round_reaches_the_second_target_before_the_first
              if r.stop_reason == "search_only"]
     assert swept == [("scale", [12])]
     assert "+        return lambda a, b: not check(a, b)" in result.diff
+    assert llm.asked == []
+
+
+HEADERS = '''def update_headers(session, request_headers):
+    for name, value in request_headers.items():
+        value = value.decode("utf8")
+        if name == "User-Agent" and value.startswith("HTTPie/"):
+            continue
+        session[name] = value
+    return session
+'''
+HEADERS_TESTS = '''from sessions import update_headers
+
+
+def test_plain():
+    assert update_headers({}, {"Accept": b"*/*"}) == {"Accept": "*/*"}
+
+
+def test_an_unset_header_is_left_out():
+    assert update_headers({}, {"Accept": b"*/*", "Host": None}) == {"Accept": "*/*"}
+'''
+HEADERS_FAILURE = '''    def test_an_unset_header_is_left_out():
+>       assert update_headers({}, {"Accept": b"*/*", "Host": None}) == {"Accept": "*/*"}
+
+sessions.py:3: in update_headers
+>       value = value.decode("utf8")
+E       AttributeError: 'NoneType' object has no attribute 'decode'
+'''
+
+
+def test_how_a_failure_used_a_none_is_read_from_its_message():
+    assert none_uses(HEADERS_FAILURE) == ["attr:decode"]
+    assert none_uses("E   TypeError: 'NoneType' object is not subscriptable\n"
+                     "TypeError: unsupported operand type(s) for +: 'NoneType' and 'int'") == ["subscript", "operand"]
+    assert none_uses("E   AttributeError: 'str' object has no attribute 'decode'") == []
+
+
+def test_a_none_used_where_the_traceback_shows_is_skipped_in_a_loop_and_returned_outside_one():
+    found = ranked_mutants(HEADERS, "update_headers", hot_lines=hot_lines(HEADERS, HEADERS_FAILURE),
+                           exceptions=raised(HEADERS_FAILURE), nones=none_uses(HEADERS_FAILURE))
+    assert found[0].operator == "skip-none"
+    assert found[0].source == HEADERS.replace('        value = value.decode("utf8")\n',
+                                              '        if value is None:\n            continue\n'
+                                              '        value = value.decode("utf8")\n')
+    assert [m for m in found if m.operator == "skip-none"] == found[:1]  # only the name used as the failure says
+    outside = "def first(rows):\n    row = rows.get(0)\n    return row[0] + 1\n"
+    skipped = [m.source for m in ranked_mutants(outside, "first", hot_lines={3}, nones=["subscript"])
+               if m.operator == "skip-none"]
+    assert skipped == ["def first(rows):\n    row = rows.get(0)\n    if row is None:\n        return None\n"
+                       "    return row[0] + 1\n"]
+    assert not [m for m in ranked_mutants(HEADERS, "update_headers", hot_lines={3}) if m.operator == "skip-none"]
+
+
+def test_the_search_skips_the_none_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):
+    root = make_repo(tmp_path / "headers", {"sessions.py": HEADERS, "tests/test_sessions.py": HEADERS_TESTS})
+    llm = ByNameLLM({})  # it knows no fix: only the search can repair this
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+        if value is None:", "+            continue"]
     assert llm.asked == []

@@ -7,6 +7,10 @@ Two forms, each inserted as whole lines with the surrounding indentation, so eve
   (`[]` when it returns lists, `''` for strings, ...);
 - a guarded return: `return f(x)` -> `if x is not None: return f(x)` (the function then returns None for None).
 
+A skipped None: when the failure says a None was used as an object (`'NoneType' object has no attribute 'decode'`,
+`... is not subscriptable`), the statement the traceback shows doing so gets `if x is None: continue` before it
+inside a loop (skip that item), or an early return outside one, for each name it uses that way.
+
 And a caught exception: the statement the failure's traceback shows raising a builtin exception, wrapped in
 `try: ... except ThatError:` (a return falls through to the rest of the body, an assignment gets None), the other
 common fix template when real input is stranger than the code expected.
@@ -52,6 +56,79 @@ def raised(feedback: str) -> list[str]:
     names = re.findall(r"^(?:E\s+)?([A-Z]\w*(?:Error|Exception))(?::|$)", feedback, re.M)
     return [name for name in dict.fromkeys(names) if name not in ("AssertionError", "NameError", "UnboundLocalError")
             and isinstance(getattr(builtins, name, None), type) and issubclass(getattr(builtins, name), Exception)]
+
+
+NONE_USES = {"subscript": r"'NoneType' object is not subscriptable", "iterate": r"'NoneType' object is not iterable",
+             "call": r"'NoneType' object is not callable", "operand": r"unsupported operand type\(s\) for .*'NoneType'"}
+
+
+def none_uses(feedback: str) -> list[str]:
+    """How the failure says a None was used: `attr:<name>` for a missing attribute, or a key of NONE_USES."""
+    uses = [f"attr:{a}" for a in re.findall(r"'NoneType' object has no attribute '(\w+)'", feedback)]
+    uses += [use for use, pattern in NONE_USES.items() if re.search(pattern, feedback)]
+    return list(dict.fromkeys(uses))
+
+
+def skip_edits(text: Text, func: ast.AST, hot_lines: set[int], uses: list[str]) -> Iterator[Edit]:
+    """`if x is None:` + `continue` (in a loop) or an early return, before each statement on a line the
+    traceback shows, for each name x the statement uses as the failure says a None was used."""
+    if not uses or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        return
+    values = _empty_values(func)
+    for stmt, in_loop in _statements(func.body, False):
+        if stmt.lineno not in hot_lines or (indent := own_lines_indent(text, stmt)) is None:
+            continue
+        at = text.starts[stmt.lineno - 1]
+        iterated = [stmt.iter.id] if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.iter, ast.Name) \
+            and "iterate" in uses else []
+        for name in dict.fromkeys(iterated + _used_as(_header(stmt), uses)):
+            for body in ["continue"] if in_loop else [f"return {v}" for v in values]:
+                yield at, at, f"{indent}if {name} is None:\n{indent}    {body}\n"
+
+
+def _statements(body: list[ast.stmt], in_loop: bool) -> Iterator[tuple[ast.stmt, bool]]:
+    """Every statement of a body with whether a loop of the same function encloses it."""
+    for stmt in body:
+        yield stmt, in_loop
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            continue
+        loop = isinstance(stmt, (ast.For, ast.AsyncFor, ast.While))
+        for field in ("body", "orelse", "finalbody"):
+            yield from _statements(getattr(stmt, field, []), in_loop or (loop and field == "body"))
+        for handler in getattr(stmt, "handlers", []):
+            yield from _statements(handler.body, in_loop)
+
+
+def _header(stmt: ast.stmt) -> ast.AST:
+    """The part of a statement that runs on its first line: a compound statement's test or iterable."""
+    if isinstance(stmt, (ast.If, ast.While)):
+        return stmt.test
+    if isinstance(stmt, (ast.For, ast.AsyncFor)):
+        return stmt.iter
+    if isinstance(stmt, (ast.With, ast.AsyncWith)):
+        return ast.Tuple(elts=[item.context_expr for item in stmt.items], ctx=ast.Load())
+    if isinstance(stmt, (ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return ast.Pass()
+    return stmt
+
+
+def _used_as(node: ast.AST, uses: list[str]) -> list[str]:
+    """Names the code uses in one of the ways `uses` lists, in the order they appear."""
+    found: list[tuple[int, int, str]] = []
+    for n in ast.walk(node):
+        objects: list[ast.AST] = []
+        if isinstance(n, ast.Attribute) and f"attr:{n.attr}" in uses:
+            objects = [n.value]
+        elif isinstance(n, ast.Subscript) and "subscript" in uses:
+            objects = [n.value]
+        elif isinstance(n, ast.Call) and "call" in uses:
+            objects = [n.func]
+        elif isinstance(n, (ast.For, ast.comprehension)) and "iterate" in uses:
+            objects = [n.iter]
+        elif isinstance(n, ast.BinOp) and "operand" in uses:
+            objects = [n.left, n.right]
+        found += [(o.lineno, o.col_offset, o.id) for o in objects if isinstance(o, ast.Name)]
+    return list(dict.fromkeys(name for *_, name in sorted(found)))
 
 
 def except_edits(text: Text, func: ast.AST, hot_lines: set[int], exceptions: list[str]) -> Iterator[Edit]:
