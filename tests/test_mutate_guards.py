@@ -7,7 +7,7 @@ import ast
 import difflib
 
 from bot.agent.mutate import mutants, ranked_mutants
-from bot.agent.mutate_guards import none_uses, raised
+from bot.agent.mutate_guards import bytes_given, none_uses, raised
 from bot.agent.search import SearchOptions, hot_lines
 
 from .test_fix import ByNameLLM, fix_example
@@ -255,4 +255,60 @@ def test_the_search_skips_the_none_before_the_model_is_asked(tmp_path, docker_cl
     assert result.status == "fixed", result.message
     added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert added == ["+        if value is None:", "+            continue"]
+    assert llm.asked == []
+
+
+URLJOIN = '''import re
+
+
+def urljoin(base, path):
+    if not isinstance(path, str) or not path:
+        return None
+    if re.match(r"^(?:https?:)?//", path):
+        return path
+    if not isinstance(base, str) or not re.match(r"^(?:https?:)?//", base):
+        return None
+    return base.rstrip("/") + "/" + path.lstrip("/")
+'''
+URLJOIN_TESTS = '''from urls import urljoin
+
+
+def test_str():
+    assert urljoin("http://a.de/", "/x") == "http://a.de/x"
+    assert urljoin("http://a.de/", None) is None
+
+
+def test_bytes():
+    assert urljoin(b"http://a.de/", "/x") == "http://a.de/x"
+    assert urljoin("http://a.de/", b"/x") == "http://a.de/x"
+'''
+
+
+def test_bytes_given_are_read_from_the_lines_pytest_shows_and_from_errors_that_name_bytes():
+    assert bytes_given('>       assert urljoin(b"http://a.de/", "/x") == "http://a.de/x"\nE   AssertionError')
+    assert bytes_given("E   TypeError: cannot use a string pattern on a bytes-like object")
+    assert not bytes_given('>       assert urljoin("http://a.de/", "/x") == "x"\nE   AssertionError: b\'x\'')
+    assert not bytes_given("E   TypeError: can only concatenate str (not \"int\") to str")
+
+
+def test_parameters_are_decoded_at_the_top_of_the_body_one_at_a_time_and_all_at_once():
+    source = 'def join(base, path):\n    """Doc."""\n    return base + path\n'
+    decoded = [m.source for m in ranked_mutants(source, "join", decode=True) if m.operator == "decode"]
+    top = "def join(base, path):\n    \"\"\"Doc.\"\"\"\n"
+    base = "    if isinstance(base, bytes):\n        base = base.decode('utf-8')\n"
+    path = "    if isinstance(path, bytes):\n        path = path.decode('utf-8')\n"
+    assert decoded == [top + base + "    return base + path\n", top + path + "    return base + path\n",
+                       top + base + path + "    return base + path\n"]
+    assert not [m for m in ranked_mutants(source, "join") if m.operator == "decode"]
+
+
+def test_the_search_decodes_the_bytes_the_tests_give_before_the_model_is_asked(tmp_path, docker_client,
+                                                                               sandbox_image):
+    root = make_repo(tmp_path / "urls", {"urls.py": URLJOIN, "tests/test_urls.py": URLJOIN_TESTS})
+    llm = ByNameLLM({})  # it knows no fix: only the search can repair this
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+    assert added == ["+    if isinstance(base, bytes):", "+        base = base.decode('utf-8')",
+                     "+    if isinstance(path, bytes):", "+        path = path.decode('utf-8')"]
     assert llm.asked == []

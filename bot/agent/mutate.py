@@ -4,7 +4,7 @@ Every mutant is the function's own text with one span replaced, so that untouche
 comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried: when
 the search knows the failure (`ranked_mutants`), a None it shows used as an object skipped where the traceback
 shows it (`if x is None: continue`), and a statement the traceback shows raising a builtin exception wrapped in
-try/except; then the families of bot/agent/mutate_operators.py in the order of its `OPERATORS`:
+try/except, and parameters decoded from bytes when the failure shows bytes given; then the families of bot/agent/mutate_operators.py in the order of its `OPERATORS`:
 a name that a lambda returns instead of calling it; comparison, arithmetic and boolean operator swaps; dropped
 operands; constants +-1; edits of regular expressions (bot/agent/mutate_regex.py); missing None checks
 (bot/agent/mutate_guards.py); swapped calls from small families (min/max, any/all, ...); +-1 on range/slice/index
@@ -21,9 +21,9 @@ from dataclasses import dataclass
 
 from .blocks import find_function
 from .code import assigned_names, code_hash
-from .mutate_guards import except_edits, skip_edits
+from .mutate_guards import decode_edits, except_edits, skip_edits
 from .mutate_names import import_edits, rename_edits
-from .mutate_operators import scope_edits, scope_names
+from .mutate_operators import scope_edits, scope_names, scope_of
 from .mutate_text import Edit, Text
 from .parts import function_parts
 
@@ -42,12 +42,13 @@ def _apply(source: str, edit: Edit) -> str:
 
 
 def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(),  # type: ignore[assignment]
-               exceptions: Sequence[str] = (), undefined: Sequence[str] = (), nones: Sequence[str] = ()
-               ) -> tuple[Text, list[tuple[str, tuple[int, int, str]]]]:
+               exceptions: Sequence[str] = (), undefined: Sequence[str] = (), nones: Sequence[str] = (),
+               decode: bool = False) -> tuple[Text, list[tuple[str, tuple[int, int, str]]]]:
     """Every one-edit change of the function (or assignment, or caller and helper), unchecked, in operator order;
     first, the `undefined` names (NameError) imported when they are standard-library modules or replaced by bound
     ones, then, where the failure used a None as `nones` says (mutate_guards.none_uses) on `hot_lines`, that
-    None skipped, then, where it raised `exceptions` there, those statements wrapped in try/except."""
+    None skipped, then, where it raised `exceptions` there, those statements wrapped in try/except; with `decode`
+    (the failure shows bytes given), parameters decoded from bytes at the top of the body."""
     try:
         tree = ast.parse(function_source)
     except SyntaxError:
@@ -64,7 +65,9 @@ def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(
          for e in rename_edits(text, scope, list(undefined), scope_names(scope))] if undefined else []
     skipped = [("skip-none", e) for scope in scopes for e in skip_edits(text, scope, hot_lines, list(nones))]
     caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot_lines, list(exceptions))]
-    return text, renamed + skipped + caught + [e for scope in scopes for e in scope_edits(text, scope)]
+    decoded = [("decode", e) for scope in scopes for e in decode_edits(text, scope, scope_of(text, scope).body)] \
+        if decode else []
+    return text, renamed + skipped + caught + decoded + [e for scope in scopes for e in scope_edits(text, scope)]
 
 
 def _checked(function_source: str, text: Text, edits: Iterable[tuple[str, Edit]], seen: set[str],
@@ -98,15 +101,16 @@ def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset
 
 def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset(),
                    hot_lines: set[int] = frozenset(), cap: int = 400,  # type: ignore[assignment]
-                   exceptions: Sequence[str] = (), undefined: Sequence[str] = (), nones: Sequence[str] = ()
-                   ) -> list[Mutant]:
+                   exceptions: Sequence[str] = (), undefined: Sequence[str] = (), nones: Sequence[str] = (),
+                   decode: bool = False) -> list[Mutant]:
     """`rank(mutants(...), hot_lines, cap)` without building the rest: the edits are ordered first (lines the
     failure names, then the operators' own order) and only checked (parsed, hashed) until `cap` are found. A long
     function has thousands of edits; parsing and hashing each was most of a search's time. `exceptions`: builtin
     exceptions the failure raised, caught where the traceback shows them (mutate_guards.except_edits); `undefined`:
     names its NameErrors say are not defined, replaced by bound ones (mutate_names.rename_edits); `nones`: how the
-    failure used a None (mutate_guards.none_uses), skipped where the traceback shows it (skip_edits)."""
-    text, edits = _raw_edits(function_source, name, hot_lines, exceptions, undefined, nones)
+    failure used a None (mutate_guards.none_uses), skipped where the traceback shows it (skip_edits); `decode`:
+    the failure shows bytes given (mutate_guards.bytes_given), parameters decoded (decode_edits)."""
+    text, edits = _raw_edits(function_source, name, hot_lines, exceptions, undefined, nones, decode)
     order: dict[str, int] = {}
     for operator, _edit in edits:
         order.setdefault(operator, len(order))

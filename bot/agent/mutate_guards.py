@@ -11,6 +11,10 @@ A skipped None: when the failure says a None was used as an object (`'NoneType' 
 `... is not subscriptable`), the statement the traceback shows doing so gets `if x is None: continue` before it
 inside a loop (skip that item), or an early return outside one, for each name it uses that way.
 
+Bytes decoded: when the failure shows bytes given (a `b'...'` literal on a line of the test it shows, or an error
+that names bytes), `if isinstance(p, bytes): p = p.decode('utf-8')` at the top of the body, for each parameter and
+for all of them at once: code written for str that callers now hand bytes (Python 3's split of the two).
+
 And a caught exception: the statement the failure's traceback shows raising a builtin exception, wrapped in
 `try: ... except ThatError:` (a return falls through to the rest of the body, an assignment gets None), the other
 common fix template when real input is stranger than the code expected.
@@ -129,6 +133,32 @@ def _used_as(node: ast.AST, uses: list[str]) -> list[str]:
             objects = [n.left, n.right]
         found += [(o.lineno, o.col_offset, o.id) for o in objects if isinstance(o, ast.Name)]
     return list(dict.fromkeys(name for *_, name in sorted(found)))
+
+
+def bytes_given(feedback: str) -> bool:
+    """Whether the failure shows bytes going in: a bytes literal on a code line pytest shows (`>` lines and
+    assertion lines), or an error message that names bytes."""
+    for line in feedback.splitlines():
+        code = line.strip()
+        if re.match(r"^(?:E\s+)?\w*(?:Error|Exception):.*\bbytes\b", code):
+            return True
+        if (code.startswith(">") or "assert" in code) and re.search(r"(?:^|[\s(\[{,=>])b['\"]", code):
+            return True
+    return False
+
+
+def decode_edits(text: Text, func: ast.AST, body: list[ast.stmt]) -> Iterator[Edit]:
+    """`if isinstance(p, bytes): p = p.decode('utf-8')` at the top of the body: each parameter, then all."""
+    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not body:
+        return
+    indent = own_lines_indent(text, body[0])
+    if indent is None:
+        return
+    params = _parameters(func)
+    at = text.starts[body[0].lineno - 1]
+    decode = [f"{indent}if isinstance({p}, bytes):\n{indent}    {p} = {p}.decode('utf-8')\n" for p in params]
+    for lines in decode + (["".join(decode)] if len(decode) > 1 else []):
+        yield at, at, lines
 
 
 def except_edits(text: Text, func: ast.AST, hot_lines: set[int], exceptions: list[str]) -> Iterator[Edit]:

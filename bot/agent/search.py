@@ -14,7 +14,7 @@ from typing import Literal, Protocol
 
 from .code import changed_lines
 from .mutate import Mutant, ranked_mutants
-from .mutate_guards import none_uses, raised
+from .mutate_guards import bytes_given, none_uses, raised
 from .mutate_names import undefined
 from .types import Harness, SearchRound, TestOutcome
 
@@ -69,7 +69,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
     ranked = ranked_mutants(base, name, exclude, hot_lines(base, feedback), cap, raised(feedback),
-                            undefined(feedback), none_uses(feedback))[options.skip:]
+                            undefined(feedback), none_uses(feedback), bytes_given(feedback))[options.skip:]
     sources = [m.source for m in ranked]
     if screen is not None:
         outcomes = screen.screen(sources)
