@@ -73,6 +73,15 @@ E       ValueError: chr() arg not in range(0x110000)
 '''
 
 
+def _added_by_the_search(root, docker_client, sandbox_image) -> list[str]:
+    """The lines the fix adds, when the search alone repairs the repository: the model knows no fix."""
+    llm = ByNameLLM({})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    assert llm.asked == []
+    return [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+
+
 def _guards(source: str, name: str) -> set[str]:
     return {m.source for m in mutants(source, name) if m.operator == "guard"}
 
@@ -103,12 +112,7 @@ def test_every_guard_mutant_parses_and_only_adds_lines_or_indents_a_return():
 
 def test_the_search_adds_the_missing_check_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):
     root = make_repo(tmp_path / "cli", {"cli.py": OPTIONS, "tests/test_cli.py": OPTIONS_TESTS})
-    llm = ByNameLLM({})  # it knows no fix: only the search can repair this
-    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
-    assert result.status == "fixed", result.message
-    added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    assert added == ["+    if value is None:", "+        return []"]
-    assert llm.asked == []
+    assert _added_by_the_search(root, docker_client, sandbox_image) == ["+    if value is None:", "+        return []"]
 
 
 def test_the_exceptions_a_failure_raised_are_read_from_pytest_and_traceback_lines():
@@ -136,13 +140,8 @@ def test_the_raising_statement_is_wrapped_first_and_only_where_the_traceback_sho
 
 def test_the_search_catches_the_exception_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):
     root = make_repo(tmp_path / "entity", {"html_text.py": ENTITY_MODULE, "tests/test_entity.py": ENTITY_TESTS})
-    llm = ByNameLLM({})  # it knows no fix: only the search can repair this
-    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
-    assert result.status == "fixed", result.message
-    added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    assert added == ["+        try:", "+            return chr(code)",
-                     "+        except ValueError:", "+            pass"]
-    assert llm.asked == []
+    assert _added_by_the_search(root, docker_client, sandbox_image) == [
+        "+        try:", "+            return chr(code)", "+        except ValueError:", "+            pass"]
 
 
 OPS = '''import operator
@@ -250,12 +249,8 @@ def test_a_none_used_where_the_traceback_shows_is_skipped_in_a_loop_and_returned
 
 def test_the_search_skips_the_none_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):
     root = make_repo(tmp_path / "headers", {"sessions.py": HEADERS, "tests/test_sessions.py": HEADERS_TESTS})
-    llm = ByNameLLM({})  # it knows no fix: only the search can repair this
-    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
-    assert result.status == "fixed", result.message
-    added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    assert added == ["+        if value is None:", "+            continue"]
-    assert llm.asked == []
+    assert _added_by_the_search(root, docker_client, sandbox_image) == ["+        if value is None:",
+                                                                        "+            continue"]
 
 
 URLJOIN = '''import re
@@ -305,10 +300,6 @@ def test_parameters_are_decoded_at_the_top_of_the_body_one_at_a_time_and_all_at_
 def test_the_search_decodes_the_bytes_the_tests_give_before_the_model_is_asked(tmp_path, docker_client,
                                                                                sandbox_image):
     root = make_repo(tmp_path / "urls", {"urls.py": URLJOIN, "tests/test_urls.py": URLJOIN_TESTS})
-    llm = ByNameLLM({})  # it knows no fix: only the search can repair this
-    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
-    assert result.status == "fixed", result.message
-    added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
-    assert added == ["+    if isinstance(base, bytes):", "+        base = base.decode('utf-8')",
-                     "+    if isinstance(path, bytes):", "+        path = path.decode('utf-8')"]
-    assert llm.asked == []
+    assert _added_by_the_search(root, docker_client, sandbox_image) == [
+        "+    if isinstance(base, bytes):", "+        base = base.decode('utf-8')",
+        "+    if isinstance(path, bytes):", "+        path = path.decode('utf-8')"]
