@@ -303,3 +303,10 @@ def test_the_search_decodes_the_bytes_the_tests_give_before_the_model_is_asked(t
     assert _added_by_the_search(root, docker_client, sandbox_image) == [
         "+    if isinstance(base, bytes):", "+        base = base.decode('utf-8')",
         "+    if isinstance(path, bytes):", "+        path = path.decode('utf-8')"]
+
+
+def test_no_check_goes_before_an_elif_it_would_split_the_chain():
+    source = ("def kind(selector):\n    if selector is True:\n        return 1\n"
+              "    elif selector.type == 2:\n        return 2\n    return 3\n")
+    found = ranked_mutants(source, "kind", hot_lines={4}, nones=["attr:type"])
+    assert not [m for m in found if m.operator == "skip-none"]

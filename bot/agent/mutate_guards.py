@@ -83,6 +83,8 @@ def skip_edits(text: Text, func: ast.AST, hot_lines: set[int], uses: list[str]) 
         if stmt.lineno not in hot_lines or (indent := own_lines_indent(text, stmt)) is None:
             continue
         at = text.starts[stmt.lineno - 1]
+        if text.source[at:].lstrip().startswith("elif"):  # a check before it would split the if-chain
+            continue
         iterated = [stmt.iter.id] if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.iter, ast.Name) \
             and "iterate" in uses else []
         for name in dict.fromkeys(iterated + _used_as(_header(stmt), uses)):
