@@ -97,23 +97,35 @@ def without_shown(feedback: str, shown: str) -> str:
 
 
 def blamed_tests(target: CodeTarget, run: TestRun, failing: frozenset[str]) -> frozenset[str]:
-    """The failing tests this target answers for: those that executed its body (coverage), or whose traceback
-    passes through it; a broken module answers for the modules that failed to collect. All of them otherwise."""
+    """The failing tests this target answers for: those whose traceback passes through it, and those that
+    executed its body (coverage) unless they crashed somewhere else (a test that raised an error deeper in other
+    code, not an assertion: another bug, or the environment's, that a fix here cannot make pass); a broken
+    module answers for the modules that failed to collect. All of them otherwise."""
     if target.broken:
         modules = frozenset(t for t in failing if "::" not in t)
         return modules or failing
-    found: set[str] = set()
+    ran: set[str] = set()
     first = target.start if target.kind == "assignment" else target.start + 1  # a def line runs at import
     if run.coverage:
         for line, tests in run.coverage.get(target.path, {}).items():
             if first <= line <= target.end:
-                found |= tests & failing
-    for failure in run.failures:
-        if failure.test_id in failing and any(
-                fr.path == target.path and fr.line and target.start <= fr.line <= target.end
-                for fr in failure.traceback):
-            found.add(failure.test_id)
-    return frozenset(found) or failing
+                ran |= tests & failing
+    through = {f.test_id for f in run.failures if f.test_id in failing and _passes_through(f, target)}
+    elsewhere = {f.test_id for f in run.failures if f.test_id in failing and f.test_id not in through
+                 and _crashed_elsewhere(f)}
+    return frozenset(through | (ran - elsewhere)) or failing
+
+
+def _passes_through(failure: Failure, target: CodeTarget) -> bool:
+    return any(fr.path == target.path and fr.line and target.start <= fr.line <= target.end
+               for fr in failure.traceback)
+
+
+def _crashed_elsewhere(failure: Failure) -> bool:
+    """An error (not an assertion, not a time-out) raised in a frame below the test's own file."""
+    frames = failure.traceback
+    test_file = failure.test_id.partition("::")[0]
+    return bool(frames) and frames[-1].path != test_file and failure.error_type not in (None, "AssertionError")
 
 
 def _first(failures: Iterable[Failure], tests: Iterable[str]) -> Failure | None:
