@@ -76,3 +76,18 @@ def test_two_bugs_in_two_functions_are_each_fixed_by_their_own_tests(tmp_path, d
     assert added == ["+        if value is None:", "+            continue",
                      '+        if not name.replace("-", "").replace("_", "").isalnum() and "_" in name:']
     assert llm.asked == []  # blamed on both tests, the None's function needed the model or a pair
+
+
+def test_an_error_raised_by_a_helper_of_the_tests_is_still_blamed_on_what_the_test_ran(tmp_path):
+    checkout, run = run_repo(tmp_path, {
+        "pkg/__init__.py": "", "pkg/text.py": 'def shout(s):\n    return s.upper() + "!"\n',
+        "tests/helpers.py": "def expect(value, wanted):\n    if value != wanted:\n"
+                            "        raise ValueError(f'{value!r} != {wanted!r}')\n",
+        "tests/test_text.py": "from pkg.text import shout\nfrom tests.helpers import expect\n\n\n"
+                              "def test_shout():\n    expect(shout('hi'), 'HI!!')\n\n\n"
+                              "def test_none():\n    expect(shout(None), '')\n"})
+    run = dataclasses.replace(run, coverage={os.path.relpath(p, checkout.root): lines
+                                             for p, lines in run.coverage.items()})
+    assert run.failed == {"tests/test_text.py::test_shout", "tests/test_text.py::test_none"}
+    [shout] = [t for t in locate(checkout, run, run.failures) if t.qualname == "shout"]
+    assert blamed_tests(shout, run, run.failed) == run.failed  # the helper's ValueError is the test's own check

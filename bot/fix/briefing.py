@@ -12,6 +12,7 @@ from bot.agent.code import changed_lines
 from bot.agent.parts import join_parts
 from bot.agent.prompts import MAX_TEST_LINES
 from bot.failures import Failure
+from bot.feedback import TIMEOUT_ERROR
 
 from .missing import is_stub
 from .spans import function_spans, names_of
@@ -122,10 +123,13 @@ def _passes_through(failure: Failure, target: CodeTarget) -> bool:
 
 
 def _crashed_elsewhere(failure: Failure) -> bool:
-    """An error (not an assertion, not a time-out) raised in a frame below the test's own file."""
-    frames = failure.traceback
-    test_file = failure.test_id.partition("::")[0]
-    return bool(frames) and frames[-1].path != test_file and failure.error_type not in (None, "AssertionError")
+    """An error (not an assertion; not a time-out, which stops wherever the loop happens to be) raised outside
+    the test code: not in the test's file, nor in a helper of its top folder (tests/utils.py)."""
+    if not failure.traceback or failure.error_type in (None, "AssertionError", TIMEOUT_ERROR):
+        return False
+    test_file, deepest = failure.test_id.partition("::")[0], failure.traceback[-1].path
+    top = test_file.partition("/")[0] + "/" if "/" in test_file else None
+    return deepest != test_file and not (top and deepest.startswith(top))
 
 
 def _first(failures: Iterable[Failure], tests: Iterable[str]) -> Failure | None:
