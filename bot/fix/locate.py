@@ -100,7 +100,7 @@ class _Files:
     def __init__(self, checkout: Checkout, test_roots: Sequence[str] = ()) -> None:
         self.checkout = checkout
         self.roots = folders_of_tests(checkout.files, test_roots)
-        self.project = sorted(p for p in checkout.files if self.is_project(p))
+        self.project = sorted(p for p in checkout.files if is_target_file(p, self.roots))
         self.text = cache(self._text)
         self.tree = cache(self._tree)
         self.spans = cache(self._spans)
@@ -119,9 +119,6 @@ class _Files:
             return ast.parse(text) if text is not None else None
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-
-    def is_project(self, path: str) -> bool:
-        return is_target_file(path, self.roots)
 
     def _spans(self, path: str) -> list[tuple[Span, list[range]]]:
         """(span, the groups of lines a test runs) per function and assignment: a function's body (its def line
@@ -171,7 +168,7 @@ class _Files:
 
     def project_path(self, raw: str | None) -> str | None:
         path = self.relative(raw) if raw else None
-        return path if path is not None and self.is_project(path) else None
+        return path if path is not None and is_target_file(path, self.roots) else None
 
 
 def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, limit: int = 3,
@@ -276,7 +273,7 @@ def _test_reads(files: _Files, failure: Failure) -> tuple[set[tuple[str, str]], 
     imported: set[str] = set()
     for raw, line in sites:
         path = files.relative(raw) if raw else None
-        tree = files.tree(path) if path and not files.is_project(path) else None
+        tree = files.tree(path) if path and not is_target_file(path, files.roots) else None
         if tree is not None and path:
             stmt, rest = _failing_code(tree, line)
             direct |= _names([stmt]) if stmt else set()
