@@ -245,6 +245,12 @@ def test_a_none_used_where_the_traceback_shows_is_skipped_in_a_loop_and_returned
     assert skipped == ["def first(rows):\n    row = rows.get(0)\n    if row is None:\n        return None\n"
                        "    return row[0] + 1\n"]
     assert not [m for m in ranked_mutants(HEADERS, "update_headers", hot_lines={3}) if m.operator == "skip-none"]
+    nested = ("def total(groups):\n    n = 0\n    for g in groups:\n        for r in g:\n            n += r\n"
+              "    return n\n")
+    assert [m.source for m in ranked_mutants(nested, "total", hot_lines={4}, nones=["iterate"])
+            if m.operator == "skip-none"] == [nested.replace("        for r in g:\n",
+                                                             "        if g is None:\n            continue\n"
+                                                             "        for r in g:\n")]
 
 
 def test_the_search_skips_the_none_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):

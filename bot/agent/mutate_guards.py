@@ -85,9 +85,7 @@ def skip_edits(text: Text, func: ast.AST, hot_lines: set[int], uses: list[str]) 
         at = text.starts[stmt.lineno - 1]
         if text.source[at:].lstrip().startswith("elif"):  # a check before it would split the if-chain
             continue
-        iterated = [stmt.iter.id] if isinstance(stmt, (ast.For, ast.AsyncFor)) and isinstance(stmt.iter, ast.Name) \
-            and "iterate" in uses else []
-        for name in dict.fromkeys(iterated + _used_as(_header(stmt), uses)):
+        for name in _used_as(_header(stmt), uses):
             for body in ["continue"] if in_loop else [f"return {v}" for v in values]:
                 yield at, at, f"{indent}if {name} is None:\n{indent}    {body}\n"
 
@@ -106,11 +104,12 @@ def _statements(body: list[ast.stmt], in_loop: bool) -> Iterator[tuple[ast.stmt,
 
 
 def _header(stmt: ast.stmt) -> ast.AST:
-    """The part of a statement that runs on its first line: a compound statement's test or iterable."""
+    """The part of a statement that runs on its first line: a compound statement's test, or its loop (a loop's
+    iterable is iterated, as a comprehension's)."""
     if isinstance(stmt, (ast.If, ast.While)):
         return stmt.test
     if isinstance(stmt, (ast.For, ast.AsyncFor)):
-        return stmt.iter
+        return ast.comprehension(target=ast.Name(id="_", ctx=ast.Store()), iter=stmt.iter, ifs=[], is_async=0)
     if isinstance(stmt, (ast.With, ast.AsyncWith)):
         return ast.Tuple(elts=[item.context_expr for item in stmt.items], ctx=ast.Load())
     if isinstance(stmt, (ast.Try, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
@@ -129,7 +128,7 @@ def _used_as(node: ast.AST, uses: list[str]) -> list[str]:
             objects = [n.value]
         elif isinstance(n, ast.Call) and "call" in uses:
             objects = [n.func]
-        elif isinstance(n, (ast.For, ast.comprehension)) and "iterate" in uses:
+        elif isinstance(n, ast.comprehension) and "iterate" in uses:
             objects = [n.iter]
         elif isinstance(n, ast.BinOp) and "operand" in uses:
             objects = [n.left, n.right]
