@@ -52,10 +52,15 @@ def test_a_value_is_stripped():
 FILES = {"pkg/__init__.py": "", "pkg/headers.py": HEADERS, "tests/test_headers.py": TESTS}
 
 
+
+def _run(tmp_path, files):
+    """The repository run for real, its coverage keyed by checkout paths as the probe's is."""
+    checkout, run = run_repo(tmp_path, files)
+    return checkout, dataclasses.replace(run, coverage={os.path.relpath(p, checkout.root): lines
+                                                        for p, lines in run.coverage.items()})
+
 def test_a_test_that_crashed_in_other_code_is_not_blamed_on_a_function_it_only_ran(tmp_path):
-    checkout, run = run_repo(tmp_path, FILES)
-    run = dataclasses.replace(run, coverage={os.path.relpath(p, checkout.root): lines  # as the probe's
-                                             for p, lines in run.coverage.items()})
+    checkout, run = _run(tmp_path, FILES)
     unset, underscore = "tests/test_headers.py::test_an_unset_header_is_left_out", \
         "tests/test_headers.py::test_an_underscore_is_allowed"
     assert run.failed == {unset, underscore}
@@ -79,15 +84,13 @@ def test_two_bugs_in_two_functions_are_each_fixed_by_their_own_tests(tmp_path, d
 
 
 def test_an_error_raised_by_a_helper_of_the_tests_is_still_blamed_on_what_the_test_ran(tmp_path):
-    checkout, run = run_repo(tmp_path, {
+    checkout, run = _run(tmp_path, {
         "pkg/__init__.py": "", "pkg/text.py": 'def shout(s):\n    return s.upper() + "!"\n',
         "tests/helpers.py": "def expect(value, wanted):\n    if value != wanted:\n"
                             "        raise ValueError(f'{value!r} != {wanted!r}')\n",
         "tests/test_text.py": "from pkg.text import shout\nfrom tests.helpers import expect\n\n\n"
                               "def test_shout():\n    expect(shout('hi'), 'HI!!')\n\n\n"
                               "def test_none():\n    expect(shout(None), '')\n"})
-    run = dataclasses.replace(run, coverage={os.path.relpath(p, checkout.root): lines
-                                             for p, lines in run.coverage.items()})
     assert run.failed == {"tests/test_text.py::test_shout", "tests/test_text.py::test_none"}
     [shout] = [t for t in locate(checkout, run, run.failures) if t.qualname == "shout"]
     assert blamed_tests(shout, run, run.failed) == run.failed  # the helper's ValueError is the test's own check
