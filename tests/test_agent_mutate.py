@@ -7,6 +7,7 @@ import json
 import pytest
 
 from bot.agent.code import changed_lines, code_hash
+from bot.agent.evidence import Evidence
 from bot.agent.mutate import mutants, rank, ranked_mutants
 from bot.fix.spans import function_source
 
@@ -146,7 +147,7 @@ def test_ranked_mutants_are_rank_of_mutants_without_building_the_rest():
     source = f"def long(a, b):\n{body}    return x0 * x11\n"
     for hot in (set(), {6, 7}):
         slow = rank(mutants(source, "long"), hot, 24)
-        fast = ranked_mutants(source, "long", frozenset(), hot, 24)
+        fast = ranked_mutants(source, "long", frozenset(), 24, Evidence(hot_lines=frozenset(hot)))
         assert [m.source for m in fast] == [m.source for m in slow] and len(fast) == 24
 
 
@@ -167,6 +168,7 @@ def test_a_lambda_that_returns_a_function_instead_of_calling_it_gets_the_call():
 def test_a_function_that_ends_in_an_assignment_is_ranked_too():
     """An excerpt of a long function (bot/fix/excerpt.py) may end in an assignment: the None check inserted after
     it starts at the text's very end, which ranking must place on the last line."""
-    found = ranked_mutants("def f(x):\n    y = g(x)\n", "f", hot_lines={2})
+    found = ranked_mutants("def f(x):\n    y = g(x)\n", "f", evidence=Evidence(hot_lines=frozenset({2})))
     assert any(m.source.endswith("if y is None:\n        return None\n") for m in found)
-    assert ranked_mutants("def f(x):\n    y = g(x)", "f", hot_lines={2})  # no final newline: no crash either
+    # no final newline: no crash either
+    assert ranked_mutants("def f(x):\n    y = g(x)", "f", evidence=Evidence(hot_lines=frozenset({2})))

@@ -5,7 +5,8 @@ import json
 import time
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
-from bot.agent.search import SearchOptions, hot_lines, search
+from bot.agent.evidence import hot_lines
+from bot.agent.search import SearchOptions, search
 from bot.llm import ScriptedLLM
 
 from .in_process import InProcessHarness

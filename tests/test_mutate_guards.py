@@ -6,9 +6,10 @@ from __future__ import annotations
 import ast
 import difflib
 
+from bot.agent.evidence import Evidence, hot_lines, read_evidence
 from bot.agent.mutate import mutants, ranked_mutants
-from bot.agent.mutate_guards import bytes_given, none_uses, raised
-from bot.agent.search import SearchOptions, hot_lines
+from bot.agent.mutate_guards import none_uses, raised
+from bot.agent.search import SearchOptions
 
 from .test_fix import ByNameLLM, fix_example
 from .test_fix_realrepo import make_repo
@@ -123,14 +124,16 @@ def test_the_exceptions_a_failure_raised_are_read_from_pytest_and_traceback_line
 
 def test_the_raising_statement_is_wrapped_first_and_only_where_the_traceback_shows_it():
     hot = hot_lines(ENTITY, ENTITY_FAILURE)
-    found = ranked_mutants(ENTITY, "entity", hot_lines=hot, exceptions=raised(ENTITY_FAILURE))
+    found = ranked_mutants(ENTITY, "entity", evidence=Evidence(hot_lines=hot, exceptions=tuple(raised(ENTITY_FAILURE))))
     caught = [m for m in found if m.operator == "except"]
     assert [m.source for m in caught] == [ENTITY.replace(
         "        return chr(code)\n",
         "        try:\n            return chr(code)\n        except ValueError:\n            pass\n")]
     assert found[0] is caught[0]
-    assert not [m for m in ranked_mutants(ENTITY, "entity", hot_lines=hot) if m.operator == "except"]
-    assigned = ranked_mutants(ENTITY, "entity", hot_lines={5}, exceptions=["ValueError", "OverflowError"])
+    assert not [m for m in ranked_mutants(ENTITY, "entity", evidence=Evidence(hot_lines=hot))
+                if m.operator == "except"]
+    assigned = ranked_mutants(ENTITY, "entity", evidence=Evidence(hot_lines=frozenset({5}),
+                                                                  exceptions=("ValueError", "OverflowError")))
     assert ENTITY.replace("        code = int(m.group(1))\n",
                           "        try:\n"
                           "            code = int(m.group(1))\n"
@@ -232,22 +235,24 @@ def test_how_a_failure_used_a_none_is_read_from_its_message():
 
 
 def test_a_none_used_where_the_traceback_shows_is_skipped_in_a_loop_and_returned_outside_one():
-    found = ranked_mutants(HEADERS, "update_headers", hot_lines=hot_lines(HEADERS, HEADERS_FAILURE),
-                           exceptions=raised(HEADERS_FAILURE), nones=none_uses(HEADERS_FAILURE))
+    found = ranked_mutants(HEADERS, "update_headers", evidence=read_evidence(HEADERS, HEADERS_FAILURE))
     assert found[0].operator == "skip-none"
     assert found[0].source == HEADERS.replace('        value = value.decode("utf8")\n',
                                               '        if value is None:\n            continue\n'
                                               '        value = value.decode("utf8")\n')
     assert [m for m in found if m.operator == "skip-none"] == found[:1]  # only the name used as the failure says
     outside = "def first(rows):\n    row = rows.get(0)\n    return row[0] + 1\n"
-    skipped = [m.source for m in ranked_mutants(outside, "first", hot_lines={3}, nones=["subscript"])
+    skipped = [m.source for m in ranked_mutants(outside, "first", evidence=Evidence(hot_lines=frozenset({3}),
+                                                                                  nones=("subscript",)))
                if m.operator == "skip-none"]
     assert skipped == ["def first(rows):\n    row = rows.get(0)\n    if row is None:\n        return None\n"
                        "    return row[0] + 1\n"]
-    assert not [m for m in ranked_mutants(HEADERS, "update_headers", hot_lines={3}) if m.operator == "skip-none"]
+    assert not [m for m in ranked_mutants(HEADERS, "update_headers", evidence=Evidence(hot_lines=frozenset({3})))
+                if m.operator == "skip-none"]
     nested = ("def total(groups):\n    n = 0\n    for g in groups:\n        for r in g:\n            n += r\n"
               "    return n\n")
-    assert [m.source for m in ranked_mutants(nested, "total", hot_lines={4}, nones=["iterate"])
+    assert [m.source for m in ranked_mutants(nested, "total", evidence=Evidence(hot_lines=frozenset({4}),
+                                                                                nones=("iterate",)))
             if m.operator == "skip-none"] == [nested.replace("        for r in g:\n",
                                                              "        if g is None:\n            continue\n"
                                                              "        for r in g:\n")]
@@ -259,60 +264,8 @@ def test_the_search_skips_the_none_before_the_model_is_asked(tmp_path, docker_cl
                                                                         "+            continue"]
 
 
-URLJOIN = '''import re
-
-
-def urljoin(base, path):
-    if not isinstance(path, str) or not path:
-        return None
-    if re.match(r"^(?:https?:)?//", path):
-        return path
-    if not isinstance(base, str) or not re.match(r"^(?:https?:)?//", base):
-        return None
-    return base.rstrip("/") + "/" + path.lstrip("/")
-'''
-URLJOIN_TESTS = '''from urls import urljoin
-
-
-def test_str():
-    assert urljoin("http://a.de/", "/x") == "http://a.de/x"
-    assert urljoin("http://a.de/", None) is None
-
-
-def test_bytes():
-    assert urljoin(b"http://a.de/", "/x") == "http://a.de/x"
-    assert urljoin("http://a.de/", b"/x") == "http://a.de/x"
-'''
-
-
-def test_bytes_given_are_read_from_the_lines_pytest_shows_and_from_errors_that_name_bytes():
-    assert bytes_given('>       assert urljoin(b"http://a.de/", "/x") == "http://a.de/x"\nE   AssertionError')
-    assert bytes_given("E   TypeError: cannot use a string pattern on a bytes-like object")
-    assert not bytes_given('>       assert urljoin("http://a.de/", "/x") == "x"\nE   AssertionError: b\'x\'')
-    assert not bytes_given("E   TypeError: can only concatenate str (not \"int\") to str")
-
-
-def test_parameters_are_decoded_at_the_top_of_the_body_one_at_a_time_and_all_at_once():
-    source = 'def join(base, path):\n    """Doc."""\n    return base + path\n'
-    decoded = [m.source for m in ranked_mutants(source, "join", decode=True) if m.operator == "decode"]
-    top = "def join(base, path):\n    \"\"\"Doc.\"\"\"\n"
-    base = "    if isinstance(base, bytes):\n        base = base.decode('utf-8')\n"
-    path = "    if isinstance(path, bytes):\n        path = path.decode('utf-8')\n"
-    assert decoded == [top + base + "    return base + path\n", top + path + "    return base + path\n",
-                       top + base + path + "    return base + path\n"]
-    assert not [m for m in ranked_mutants(source, "join") if m.operator == "decode"]
-
-
-def test_the_search_decodes_the_bytes_the_tests_give_before_the_model_is_asked(tmp_path, docker_client,
-                                                                               sandbox_image):
-    root = make_repo(tmp_path / "urls", {"urls.py": URLJOIN, "tests/test_urls.py": URLJOIN_TESTS})
-    assert _added_by_the_search(root, docker_client, sandbox_image) == [
-        "+    if isinstance(base, bytes):", "+        base = base.decode('utf-8')",
-        "+    if isinstance(path, bytes):", "+        path = path.decode('utf-8')"]
-
-
 def test_no_check_goes_before_an_elif_it_would_split_the_chain():
     source = ("def kind(selector):\n    if selector is True:\n        return 1\n"
               "    elif selector.type == 2:\n        return 2\n    return 3\n")
-    found = ranked_mutants(source, "kind", hot_lines={4}, nones=["attr:type"])
+    found = ranked_mutants(source, "kind", evidence=Evidence(hot_lines=frozenset({4}), nones=("attr:type",)))
     assert not [m for m in found if m.operator == "skip-none"]

@@ -2,6 +2,7 @@
 a misspelt variable, repaired by the search in the Docker sandbox before the model is asked."""
 from __future__ import annotations
 
+from bot.agent.evidence import Evidence
 from bot.agent.mutate import ranked_mutants
 from bot.agent.mutate_guards import raised
 from bot.agent.mutate_names import undefined
@@ -48,7 +49,7 @@ def test_the_names_a_name_error_reports():
 
 def test_a_misspelt_name_is_replaced_by_the_closest_bound_name_first():
     source = WRITER.split("\n\n\n", 1)[1]
-    found = ranked_mutants(source, "get_write", hot_lines={8}, undefined=["output_path"])
+    found = ranked_mutants(source, "get_write", evidence=Evidence(hot_lines=frozenset({8}), undefined=("output_path",)))
     assert found[0].source == source.replace("open(output_path", "open(output")
     assert found[0].operator == "undefined" and found[0].description == "line 8: `output_path` -> `output`"
     assert not [m for m in ranked_mutants(source, "get_write") if m.operator == "undefined"]  # no NameError: none
@@ -56,7 +57,7 @@ def test_a_misspelt_name_is_replaced_by_the_closest_bound_name_first():
 
 def test_a_forgotten_standard_library_import_is_added_first():
     source = 'def encode(data):\n    """Form data as bytes."""\n    return urllib.parse.urlencode(data).encode()\n'
-    found = ranked_mutants(source, "encode", hot_lines={3}, undefined=["urllib"])
+    found = ranked_mutants(source, "encode", evidence=Evidence(hot_lines=frozenset({3}), undefined=("urllib",)))
     assert found[0].operator == "import" and found[0].source == source.replace(
         '    return', '    import urllib.parse\n    return')
     ns: dict = {}
@@ -64,7 +65,7 @@ def test_a_forgotten_standard_library_import_is_added_first():
     assert ns["encode"]({"a": "b c"}) == b"a=b+c"
     # a name that is no standard-library module: renamed, never imported
     assert [m.operator for m in ranked_mutants(source.replace("urllib", "requests"), "encode",
-                                               undefined=["requests"])].count("import") == 0
+                                               evidence=Evidence(undefined=("requests",)))].count("import") == 0
 
 
 def test_the_search_repairs_a_misspelt_name_before_the_model_is_asked(tmp_path, docker_client, sandbox_image):

@@ -17,14 +17,16 @@ would drop the name it defines. A target of several functions gets the edits of 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .blocks import find_function
 from .code import assigned_names, code_hash
-from .mutate_guards import decode_edits, except_edits, skip_edits
+from .evidence import NO_EVIDENCE, Evidence
+from .mutate_bytes import bytes_edits
+from .mutate_guards import except_edits, skip_edits
 from .mutate_names import import_edits, rename_edits
-from .mutate_operators import scope_edits, scope_names, scope_of
+from .mutate_operators import scope_edits, scope_names
 from .mutate_text import Edit, Text
 from .parts import function_parts
 
@@ -42,14 +44,13 @@ def _apply(source: str, edit: Edit) -> str:
     return source[:start] + new + source[end:]
 
 
-def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(),  # type: ignore[assignment]
-               exceptions: Sequence[str] = (), undefined: Sequence[str] = (), nones: Sequence[str] = (),
-               decode: bool = False) -> tuple[Text, list[tuple[str, tuple[int, int, str]]]]:
+def _raw_edits(function_source: str, name: str, evidence: Evidence = NO_EVIDENCE
+               ) -> tuple[Text, list[tuple[str, tuple[int, int, str]]]]:
     """Every one-edit change of the function (or assignment, or caller and helper), unchecked, in operator order;
-    first, the `undefined` names (NameError) imported when they are standard-library modules or replaced by bound
-    ones, then, where the failure used a None as `nones` says (mutate_guards.none_uses) on `hot_lines`, that
-    None skipped, then, where it raised `exceptions` there, those statements wrapped in try/except; with `decode`
-    (the failure shows bytes given), parameters decoded from bytes at the top of the body."""
+    first the edits only some failures call for, as `evidence` says: undefined names (NameError) imported when
+    they are standard-library modules or replaced by bound ones; a None used as an object skipped where the
+    traceback shows it; statements that raised a builtin exception there wrapped in try/except; the border of
+    str and bytes when the failure shows bytes (mutate_bytes)."""
     try:
         tree = ast.parse(function_source)
     except SyntaxError:
@@ -60,15 +61,14 @@ def _raw_edits(function_source: str, name: str, hot_lines: set[int] = frozenset(
     scopes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Module] = [func] if func is not None else []
     if func is None and function_parts(function_source):  # a caller and its helper: one edit in one of them
         scopes = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    text = Text(function_source)
-    renamed = [("import", e) for scope in scopes for e in import_edits(text, scope, list(undefined))] + \
+    text, hot, undefined = Text(function_source), set(evidence.hot_lines), list(evidence.undefined)
+    renamed = [("import", e) for scope in scopes for e in import_edits(text, scope, undefined)] + \
         [("undefined", e) for scope in scopes
-         for e in rename_edits(text, scope, list(undefined), scope_names(scope))] if undefined else []
-    skipped = [("skip-none", e) for scope in scopes for e in skip_edits(text, scope, hot_lines, list(nones))]
-    caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot_lines, list(exceptions))]
-    decoded = [("decode", e) for scope in scopes for e in decode_edits(text, scope, scope_of(text, scope).body)] \
-        if decode else []
-    return text, renamed + skipped + caught + decoded + [e for scope in scopes for e in scope_edits(text, scope)]
+         for e in rename_edits(text, scope, undefined, scope_names(scope))] if undefined else []
+    skipped = [("skip-none", e) for scope in scopes for e in skip_edits(text, scope, hot, list(evidence.nones))]
+    caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot, list(evidence.exceptions))]
+    border = [e for scope in scopes for e in bytes_edits(text, scope)] if evidence.bytes_shown else []
+    return text, renamed + skipped + caught + border + [e for scope in scopes for e in scope_edits(text, scope)]
 
 
 def _checked(function_source: str, text: Text, edits: Iterable[tuple[str, Edit]], seen: set[str],
@@ -100,22 +100,17 @@ def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset
     return _checked(function_source, text, edits, {code_hash(function_source), *exclude}, None)
 
 
-def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset(),
-                   hot_lines: set[int] = frozenset(), cap: int = 400,  # type: ignore[assignment]
-                   exceptions: Sequence[str] = (), undefined: Sequence[str] = (), nones: Sequence[str] = (),
-                   decode: bool = False) -> list[Mutant]:
-    """`rank(mutants(...), hot_lines, cap)` without building the rest: the edits are ordered first (lines the
-    failure names, then the operators' own order) and only checked (parsed, hashed) until `cap` are found. A long
-    function has thousands of edits; parsing and hashing each was most of a search's time. `exceptions`: builtin
-    exceptions the failure raised, caught where the traceback shows them (mutate_guards.except_edits); `undefined`:
-    names its NameErrors say are not defined, replaced by bound ones (mutate_names.rename_edits); `nones`: how the
-    failure used a None (mutate_guards.none_uses), skipped where the traceback shows it (skip_edits); `decode`:
-    the failure shows bytes given (mutate_guards.bytes_given), parameters decoded (decode_edits)."""
-    text, edits = _raw_edits(function_source, name, hot_lines, exceptions, undefined, nones, decode)
+def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset(), cap: int = 400,
+                   evidence: Evidence = NO_EVIDENCE) -> list[Mutant]:
+    """`rank(mutants(...), evidence.hot_lines, cap)` without building the rest, plus the edits `evidence` calls
+    for: the edits are ordered first (lines the failure names, then the operators' own order) and only checked
+    (parsed, hashed) until `cap` are found. A long function has thousands of edits; parsing and hashing each was
+    most of a search's time."""
+    text, edits = _raw_edits(function_source, name, evidence)
     order: dict[str, int] = {}
     for operator, _edit in edits:
         order.setdefault(operator, len(order))
-    ordered = sorted(edits, key=lambda e: (text.line_of(e[1][0]) not in hot_lines, order[e[0]]))
+    ordered = sorted(edits, key=lambda e: (text.line_of(e[1][0]) not in evidence.hot_lines, order[e[0]]))
     return _checked(function_source, text, ordered, {code_hash(function_source), *exclude}, cap)
 
 

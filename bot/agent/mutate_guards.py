@@ -11,10 +11,6 @@ A skipped None: when the failure says a None was used as an object (`'NoneType' 
 `... is not subscriptable`), the statement the traceback shows doing so gets `if x is None: continue` before it
 inside a loop (skip that item), or an early return outside one, for each name it uses that way.
 
-Bytes decoded: when the failure shows bytes given (a `b'...'` literal on a line of the test it shows, or an error
-that names bytes), `if isinstance(p, bytes): p = p.decode('utf-8')` at the top of the body, for each parameter and
-for all of them at once: code written for str that callers now hand bytes (Python 3's split of the two).
-
 And a caught exception: the statement the failure's traceback shows raising a builtin exception, wrapped in
 `try: ... except ThatError:` (a return falls through to the rest of the body, an assignment gets None), the other
 common fix template when real input is stranger than the code expected.
@@ -41,7 +37,7 @@ def guard_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef, body: 
     """Early returns for a parameter at the top of the body, and for a name just after the top-level statement
     that assigns it (`param = params.get(param)`); then guarded returns."""
     values = _empty_values(func)
-    checks = [(body[0], False, name) for name in _parameters(func)] if body else []
+    checks = [(body[0], False, name) for name in parameters(func)] if body else []
     checks += [(stmt, True, stmt.targets[0].id) for stmt in body if isinstance(stmt, ast.Assign)
                and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)]
     for stmt, after, name in checks:
@@ -136,32 +132,6 @@ def _used_as(node: ast.AST, uses: list[str]) -> list[str]:
     return list(dict.fromkeys(name for *_, name in sorted(found)))
 
 
-def bytes_given(feedback: str) -> bool:
-    """Whether the failure shows bytes going in: a bytes literal on a code line pytest shows (`>` lines and
-    assertion lines), or an error message that names bytes."""
-    for line in feedback.splitlines():
-        code = line.strip()
-        if re.match(r"^(?:E\s+)?\w*(?:Error|Exception):.*\bbytes\b", code):
-            return True
-        if (code.startswith(">") or "assert" in code) and re.search(r"(?:^|[\s(\[{,=>])b['\"]", code):
-            return True
-    return False
-
-
-def decode_edits(text: Text, func: ast.AST, body: list[ast.stmt]) -> Iterator[Edit]:
-    """`if isinstance(p, bytes): p = p.decode('utf-8')` at the top of the body: each parameter, then all."""
-    if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)) or not body:
-        return
-    indent = own_lines_indent(text, body[0])
-    if indent is None:
-        return
-    params = _parameters(func)
-    at = text.starts[body[0].lineno - 1]
-    decode = [f"{indent}if isinstance({p}, bytes):\n{indent}    {p} = {p}.decode('utf-8')\n" for p in params]
-    for lines in decode + (["".join(decode)] if len(decode) > 1 else []):
-        yield at, at, lines
-
-
 def except_edits(text: Text, func: ast.AST, hot_lines: set[int], exceptions: list[str]) -> Iterator[Edit]:
     """Each simple statement on a line the traceback shows, on lines of its own, wrapped in `try:` with an
     `except` for the exceptions raised."""
@@ -183,7 +153,7 @@ def except_edits(text: Text, func: ast.AST, hot_lines: set[int], exceptions: lis
         yield start, end, f"{indent}try:\n{indented}{indent}except {caught}:\n{indent}    {handler}\n"
 
 
-def _parameters(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+def parameters(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     a = func.args
     return [x.arg for x in [*a.posonlyargs, *a.args, *a.kwonlyargs] if x.arg not in ("self", "cls")]
 
@@ -205,7 +175,7 @@ def _empty_values(func: ast.AST) -> list[str]:
 
 def _guarded_returns(text: Text, func: ast.AST, body: list[ast.stmt]) -> Iterator[Edit]:
     """`return f(x)` on lines of its own -> the same return under `if x is not None:`."""
-    locals_ = set(_parameters(func)) | {n.id for n in ast.walk(func)  # type: ignore[arg-type]
+    locals_ = set(parameters(func)) | {n.id for n in ast.walk(func)  # type: ignore[arg-type]
                                         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
     for stmt in body:
         for node in ast.walk(stmt):

@@ -13,9 +13,8 @@ from dataclasses import dataclass
 from typing import Literal, Protocol
 
 from .code import changed_lines
+from .evidence import read_evidence
 from .mutate import Mutant, ranked_mutants
-from .mutate_guards import bytes_given, none_uses, raised
-from .mutate_names import undefined
 from .types import Harness, SearchRound, TestOutcome
 
 
@@ -43,13 +42,6 @@ class SearchOptions:
     skip: int = 0  # the best-ranked mutants already tried by an earlier, shorter round (`fixbot fix`'s sweep)
 
 
-def hot_lines(function_source: str, feedback: str) -> set[int]:
-    """Lines of the function that the failure's traceback shows (pytest prints the code line of each frame)."""
-    shown = {line.strip().lstrip(">").strip() for line in feedback.splitlines()}
-    return {i for i, line in enumerate(function_source.splitlines(), 1)
-            if len(line.strip()) > 3 and line.strip() in shown}
-
-
 def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcome], harness: Harness,
               options: SearchOptions) -> tuple[list[Mutant], list[Mutant], list[Mutant]]:
     """Survivors of the screen, the few confirmed by the real harness (fewest changed lines first), and those
@@ -68,8 +60,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     hashes of code already tested (the original among them)."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
-    ranked = ranked_mutants(base, name, exclude, hot_lines(base, feedback), cap, raised(feedback),
-                            undefined(feedback), none_uses(feedback), bytes_given(feedback))[options.skip:]
+    ranked = ranked_mutants(base, name, exclude, cap, read_evidence(base, feedback))[options.skip:]
     sources = [m.source for m in ranked]
     if screen is not None:
         outcomes = screen.screen(sources)

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from bot.agent import Target
 from bot.agent.code import statement_blocks
-from bot.agent.search import hot_lines
+from bot.agent.evidence import hot_lines
 
 from .locate import covered_lines
 from .types import Checkout, CodeTarget, TestRun
@@ -116,7 +116,8 @@ def _statements(func: ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.stmt]:
 
 
 def line_scores(covered: Mapping[int, frozenset[str]], failing: frozenset[str], passed: frozenset[str],
-                offset: int, hot: set[int], named: frozenset[int] | set[int] = frozenset()) -> dict[int, float]:
+                offset: int, hot: frozenset[int] | set[int], named: frozenset[int] | set[int] = frozenset()
+                ) -> dict[int, float]:
     """Per line of the function (1-based; file line = line + offset): ochiai over the tests that ran it, plus HOT
     for a line the failure's traceback shows, plus NAMED for one that uses a word of the failing assertion (what
     tells lines apart when every line ran in every test)."""

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bot.agent import FIX_REPAIR, AgentContext, Attempt, Briefing, RepairOptions, Target
+from bot.agent import FIX_REPAIR, AgentContext, Attempt, Briefing, RepairOptions, Schedule, Target
 from bot.agent.types import RepairInterrupted, SearchRound
 from bot.errors import Stopped, UserError
 from bot.failures import Failure
@@ -40,6 +40,10 @@ TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one 
 SWEEP_SHARE = 0.4  # of the time left, at most, for the search alone on every ranked target (see _sweep)
 SWEEP_FIRST = 12  # mutants per target in the sweep's first round
 SWEEP_WIDER = 4  # the sweep's last round goes up to this many times SearchOptions.slow_mutants per target
+PASS_MIN_S = 45.0  # time left, at least, for another pass over the targets that failed (see _another_pass)
+MAX_PASSES = 3
+PASS_SEED = 10_000  # each pass's seeds start this far from the last one's
+OTHER_SCHEDULE: dict[Schedule, Schedule] = {"rising": "falling", "falling": "rising"}
 
 
 class ModelFailed(Exception):
@@ -109,9 +113,12 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
                           max_tokens_per_call=answer_tokens(target.source, options.repair.budgets.max_tokens_per_call))
         from bot.agent.graph import repair  # langgraph's second of imports only when a repair runs
 
+        later = work.passes - 1  # another pass over failed targets: other seeds, the other schedule
+        schedule = options.repair.schedule if not later % 2 else OTHER_SCHEDULE[options.repair.schedule]
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=target,
                                      briefing=Briefing(summary=first.feedback, tests=harness.shown),
-                                     options=replace(options.repair, budgets=budgets), progress=_progress(ctx)))
+                                     options=replace(options.repair, budgets=budgets, schedule=schedule),
+                                     seed=PASS_SEED * later, progress=_progress(ctx)))
     except RepairInterrupted as exc:
         repaired = record("not_fixed", "stopped" if exc.stop else "error", exc.attempts)
         if exc.stop:
@@ -282,8 +289,11 @@ def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, until: float, dea
 def _repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str) -> None:
     _sweep(ctx, work, options, deadline)
     swept = {(r.target.path, r.target.qualname) for r in work.swept}
-    while work.remaining and len(work.tried) + len(work.pairs) < options.max_targets and time.monotonic() < deadline:
-        chosen = _next_spans(ctx, work, options, model)
+    while work.remaining and time.monotonic() < deadline:
+        chosen = _next_spans(ctx, work, options, model) \
+            if len(work.tried) + len(work.pairs) < options.max_targets else None
+        if chosen is None and _another_pass(ctx, work, deadline):
+            chosen = _next_spans(ctx, work, options, model)
         if chosen is None:
             return
         searched = len(chosen[0]) == 1 and (chosen[0][0].path, chosen[0][0].qualname) in swept
@@ -294,6 +304,22 @@ def _repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, 
         if repaired.fixed is not None:
             repaired = _verify(ctx, work, repaired, options, deadline)
         work.repairs.append(repaired)
+
+
+def _another_pass(ctx: FixRun, work: Work, deadline: float) -> bool:
+    """When every target has been tried with time to spare (a small model's answers for one target soon repeat
+    what it already tried, and its iterations run out long before the budget), the targets that failed are tried
+    again: other seeds, and the other temperature schedule."""
+    left = deadline - time.monotonic()
+    failed = {(r.target.path, r.target.qualname) for r in work.repairs if r.status != "fixed"} & work.tried
+    if left < PASS_MIN_S or work.passes >= MAX_PASSES or not failed:
+        return False
+    work.tried -= failed
+    work.pairs.clear()
+    work.passes += 1
+    ctx.say(f"every target has been tried and {left:.0f} s are left: trying the {len(failed)} that failed again "
+            f"with other answers (pass {work.passes} of at most {MAX_PASSES})")
+    return True
 
 
 def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, model: str = "") -> FixResult:

@@ -1,0 +1,35 @@
+"""What a failure's output says about where and how to edit, read once per search round: the mutation operators
+that only make sense for some failures (a None check, a caught exception, an import, bytes) ask this record, not
+the text."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .mutate_bytes import bytes_shown
+from .mutate_guards import none_uses, raised
+from .mutate_names import undefined
+
+
+@dataclass(frozen=True, kw_only=True)
+class Evidence:
+    hot_lines: frozenset[int] = frozenset()  # lines of the function the traceback shows (1-based)
+    exceptions: tuple[str, ...] = ()  # builtin exceptions raised (mutate_guards.raised)
+    undefined: tuple[str, ...] = ()  # names a NameError says are not defined (mutate_names.undefined)
+    nones: tuple[str, ...] = ()  # how a None was used as an object (mutate_guards.none_uses)
+    bytes_shown: bool = False  # bytes on a line the failure shows, or named by its error (mutate_guards.bytes_shown)
+
+
+NO_EVIDENCE = Evidence()
+
+
+def hot_lines(function_source: str, feedback: str) -> frozenset[int]:
+    """Lines of the function that the failure's traceback shows (pytest prints the code line of each frame)."""
+    shown = {line.strip().lstrip(">").strip() for line in feedback.splitlines()}
+    return frozenset(i for i, line in enumerate(function_source.splitlines(), 1)
+                     if len(line.strip()) > 3 and line.strip() in shown)
+
+
+def read_evidence(function_source: str, feedback: str) -> Evidence:
+    return Evidence(hot_lines=hot_lines(function_source, feedback), exceptions=tuple(raised(feedback)),
+                    undefined=tuple(undefined(feedback)), nones=tuple(none_uses(feedback)),
+                    bytes_shown=bytes_shown(feedback))
