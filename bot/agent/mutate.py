@@ -61,7 +61,7 @@ def _raw_edits(function_source: str, name: str, evidence: Evidence = NO_EVIDENCE
     scopes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Module] = [func] if func is not None else []
     if func is None and function_parts(function_source):  # a caller and its helper: one edit in one of them
         scopes = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
-    text, hot, undefined = Text(function_source), set(evidence.hot_lines), list(evidence.undefined)
+    text, hot, undefined = Text(function_source), evidence.hot_lines, list(evidence.undefined)
     renamed = [("import", e) for scope in scopes for e in import_edits(text, scope, undefined)] + \
         [("undefined", e) for scope in scopes
          for e in rename_edits(text, scope, undefined, scope_names(scope))] if undefined else []

@@ -14,6 +14,7 @@ import re
 from collections.abc import Iterator
 
 from .mutate_guards import own_lines_indent, parameters
+from .mutate_operators import body_after_docstring
 from .mutate_text import Edit, Text, paren
 
 
@@ -38,7 +39,7 @@ def bytes_edits(text: Text, func: ast.AST) -> Iterator[tuple[str, Edit]]:
 
 
 def _decode_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Edit]:
-    body = func.body[1:] if ast.get_docstring(func, clean=False) is not None else func.body
+    body = body_after_docstring(func)
     if not body or (indent := own_lines_indent(text, body[0])) is None:
         return
     at = text.starts[body[0].lineno - 1]

@@ -21,6 +21,7 @@ import ast
 import builtins
 import re
 from collections.abc import Iterator
+from collections.abc import Set as AbstractSet
 from typing import Protocol
 
 Edit = tuple[int, int, str]  # start, end (offsets in the function's text), replacement
@@ -69,7 +70,7 @@ def none_uses(feedback: str) -> list[str]:
     return list(dict.fromkeys(uses))
 
 
-def skip_edits(text: Text, func: ast.AST, hot_lines: set[int], uses: list[str]) -> Iterator[Edit]:
+def skip_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], uses: list[str]) -> Iterator[Edit]:
     """`if x is None:` + `continue` (in a loop) or an early return, before each statement on a line the
     traceback shows, for each name x the statement uses as the failure says a None was used."""
     if not uses or not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
@@ -132,7 +133,7 @@ def _used_as(node: ast.AST, uses: list[str]) -> list[str]:
     return list(dict.fromkeys(name for *_, name in sorted(found)))
 
 
-def except_edits(text: Text, func: ast.AST, hot_lines: set[int], exceptions: list[str]) -> Iterator[Edit]:
+def except_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], exceptions: list[str]) -> Iterator[Edit]:
     """Each simple statement on a line the traceback shows, on lines of its own, wrapped in `try:` with an
     `except` for the exceptions raised."""
     if not exceptions:

@@ -50,9 +50,14 @@ class Scope:
         return self.text.segment(node)
 
 
-def scope_of(text: Text, func: Function | ast.Module) -> Scope:
+def body_after_docstring(func: Function | ast.Module) -> list[ast.stmt]:
+    """The statements an edit may touch: a function's docstring is not code."""
     docstring = not isinstance(func, ast.Module) and ast.get_docstring(func, clean=False) is not None
-    body = func.body[1:] if docstring else func.body
+    return func.body[1:] if docstring else func.body
+
+
+def scope_of(text: Text, func: Function | ast.Module) -> Scope:
+    body = body_after_docstring(func)
     in_fstring = {id(m) for stmt in body for n in ast.walk(stmt) if isinstance(n, ast.JoinedStr)
                   for m in ast.walk(n) if m is not n}
     nodes = [n for stmt in body for n in ast.walk(stmt) if id(n) not in in_fstring]
