@@ -48,6 +48,9 @@ def cmd_env(args: argparse.Namespace) -> int:
     lock = env.lock or image_lock(client, env.image)
     _say(f"ready:   {env.image} in {time.monotonic() - start:.1f} s"
          + (f", {len(lock)} package(s):" if lock else ""))
+    if env.pins:
+        _say(f"pinned:  {', '.join(env.pins)} (the lowest the project declares: the checkout does not import "
+             "with newer versions)")
     if args.lock:
         sys.stdout.write("".join(f"  {line}\n" for line in lock))
     return 0

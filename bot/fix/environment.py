@@ -13,11 +13,13 @@ import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from contextlib import ExitStack
+from dataclasses import dataclass, replace
 
 import docker
 
 from bot.errors import UserError
+from bot.fix.env_drift import ImportCheck, check_imports, pins_for
 from bot.fix.install_plan import BUILD_DIR, InstallPlan, InstallStep, install_plan
 from bot.fix.pip_settings import PipSettings, pip_settings
 from bot.fix.python_choice import PythonChoice, choose_python
@@ -35,9 +37,12 @@ from sandbox.image import (
 
 ENV_REPOSITORY = "fixbot-env"
 LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
-RECIPE = "2"  # part of the cache key: a change to how environments are built never reuses an old one
+PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/fix/env_drift.py)
+PINS_FILE = f"{BUILD_DIR}/fixbot-pins.txt"
+RECIPE = "3"  # part of the cache key: a change to how environments are built never reuses an old one
 STEP_TIMEOUT_S = 900
 QUOTED_LINES = 15
+SHOWN_DRIFTS = 5
 PIP = ("python3", "-m", "pip")
 PIP_ENV = {"PIP_NO_INPUT": "1", "PIP_PROGRESS_BAR": "off", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
            "PIP_ROOT_USER_ACTION": "ignore", "PIP_BREAK_SYSTEM_PACKAGES": "1"}
@@ -73,6 +78,7 @@ class Environment:
     built: bool  # False when the base image or a cached image was used
     setup_s: float
     lock: tuple[str, ...] = ()  # the image's distributions, `name==version [--hash=...]` (LOCK_LABEL), when known
+    pins: tuple[str, ...] = ()  # `name==version` held at the project's lowest declared version (PINS_LABEL)
 
 
 def python_path(checkout: Checkout) -> tuple[str, ...]:
@@ -94,9 +100,9 @@ def lock_tag(python: str, lock: Sequence[str]) -> str:
     return f"{ENV_REPOSITORY}:py{python}-{digest}"
 
 
-def image_lock(client: docker.DockerClient, image: str) -> tuple[str, ...]:
+def image_lock(client: docker.DockerClient, image: str, label: str = LOCK_LABEL) -> tuple[str, ...]:
     labels = client.images.get(image).labels or {}
-    return tuple(line for line in labels.get(LOCK_LABEL, "").splitlines() if line)
+    return tuple(line for line in labels.get(label, "").splitlines() if line)
 
 
 def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
@@ -111,12 +117,14 @@ def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
                                    last_line=tail[-1].strip() if tail else why)
 
 
-def _step_argv(step: InstallStep, index: int) -> tuple[str, ...]:
+def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str, ...]:
     if step.argv[:1] != ("pip",):
         return step.argv
     argv = (*PIP, *step.argv[1:])
+    if step.argv[1:2] != ("install",):
+        return argv
     # The report lists what this step installed, with the archives' hashes: the lock.
-    return (*argv, "--report", f"/tmp/fixbot-report-{index}.json") if step.argv[1:2] == ("install",) else argv
+    return (*argv, *(("-c", PINS_FILE) if pinned else ()), "--report", f"/tmp/fixbot-report-{index}.json")
 
 
 def _run(box: BuildBox, argv: Sequence[str], what: str, echo: bool = True) -> CommandResult:
@@ -147,14 +155,16 @@ print("FIXBOT-LOCK " + json.dumps({"itself": itself, "lock": sorted(lock)}))
 """.replace("SRC", SRC)
 
 
-def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None]) -> tuple[str, ...]:
-    """Run the plan, uninstall the project itself, and return the lock of what stays installed."""
+def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
+             pinned: bool = False) -> tuple[tuple[str, ...], ImportCheck]:
+    """Run the plan (with PINS_FILE as constraints when pinned), check the checkout's imports, uninstall the
+    project itself; return the lock of what stays installed and the imports that failed inside it."""
     log("environment: upgrading pip in the build container")
     _run(box, PIP_UPGRADE, "upgrading pip")
     for index, step in enumerate(plan.steps):
         log(f"environment: installing {step.what}")
         try:
-            _run(box, _step_argv(step, index), f"installing {step.what}")
+            _run(box, _step_argv(step, index, pinned), f"installing {step.what}")
         except DependencyInstallFailed as exc:
             if step.optional:
                 log(f"environment: the project does not build as a package ({exc.last_line}); its tests run from "
@@ -164,33 +174,73 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None]) -> tu
                 raise
             log(f"environment: the project does not install as a package; installing {step.fallback.what}")
             try:
-                _run(box, _step_argv(step.fallback, index), f"installing {step.fallback.what}")
+                _run(box, _step_argv(step.fallback, index, pinned), f"installing {step.fallback.what}")
             except DependencyInstallFailed:
                 raise exc from None
     result = _run(box, ("python3", "-c", LOCK_SCRIPT), "listing what was installed (pip inspect)", echo=False)
     found = json.loads(result.output.rpartition("FIXBOT-LOCK ")[2].splitlines()[0])
+    imports = check_imports(box)  # before the uninstall: it reads the project's declared requirements
     if found["itself"]:  # its code comes from the checkout in every test run
         _run(box, (*PIP, "uninstall", "--yes", *found["itself"]), "uninstalling the project's own copy")
-    return tuple(found["lock"])
+    return tuple(found["lock"]), imports
+
+
+def _pinned(client: docker.DockerClient, spec: BuildSpec, plan: InstallPlan, pins: tuple[str, ...],
+            newest: ImportCheck, boxes: ExitStack, log: Callable[[str], None]
+            ) -> tuple[BuildBox, tuple[str, ...]] | None:
+    """A second build with `pins` as constraints, when it installs and more of the checkout's modules import than
+    with the newest versions (an old release may not import at all on a new Python); else None."""
+    log(f"environment: building again with {', '.join(pins)}, the lowest the project declares")
+    spec = replace(spec, files={**spec.files, PINS_FILE: "".join(f"{pin}\n" for pin in pins).encode()})
+    box = boxes.enter_context(build_box(client, spec, lambda line: log(f"  | {line}")))
+    try:
+        lock, left = _install(box, plan, log, pinned=True)
+    except DependencyInstallFailed as exc:
+        log(f"environment: that does not install ({exc.last_line}); keeping the newest versions")
+        return None
+    if left.failed >= newest.failed:
+        log(f"environment: {left.failed} module(s) still do not import with them (against {newest.failed}); "
+            "keeping the newest versions")
+        return None
+    log(f"environment: with {', '.join(pins)}, {newest.failed - left.failed} more module(s) import; using them")
+    return box, lock
+
+
+def _report_drift(imports: ImportCheck, log: Callable[[str], None]) -> tuple[str, ...]:
+    for drift in imports.drifts[:SHOWN_DRIFTS]:
+        log(f"environment: {drift.describe()}")
+    pins = pins_for(imports.drifts)
+    if imports.drifts and not pins:
+        log("environment: the project declares no older version to go back to; pin one with the `setup` commands")
+    return pins
 
 
 def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: str, plan: InstallPlan,
-           pip: PipSettings, cached: str, log: Callable[[str], None]) -> tuple[str, tuple[str, ...]]:
+           pip: PipSettings, cached: str, log: Callable[[str], None]
+           ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
+    """Build and commit the environment as `cached`; return its lock tag, lock and pins."""
     files = dict(checkout.files)
     for step in (*plan.steps, *(s.fallback for s in plan.steps if s.fallback)):
         files.update({f"{BUILD_DIR}/{name}": text.encode() for name, text in step.files})
     spec = BuildSpec(base=base, files=files, extra_files=pip.files, allow_hosts=pip.hosts, env={**PIP_ENV, **pip.env})
     log(f"environment: building on {base}; the build reaches only {', '.join(pip.hosts)}")
-    with build_box(client, spec, lambda line: log(f"  | {line}")) as box:
-        lock = _install(box, plan, log)
-        labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock)}
+    with ExitStack() as boxes:
+        box = boxes.enter_context(build_box(client, spec, lambda line: log(f"  | {line}")))
+        lock, imports = _install(box, plan, log)
+        pins = _report_drift(imports, log)
+        better = _pinned(client, spec, plan, pins, imports, boxes, log) if pins else None
+        if better:
+            box, lock = better
+        else:
+            pins = ()
+        labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock), PINS_LABEL: "\n".join(pins)}
         # Always this build's own image, never another project's with the same lock: the project's setup.py ran
         # in this build and may have written anywhere (a sitecustomize.py would run in the other's tests).
         repository, tag = cached.split(":")
         box.commit(repository, tag, labels)
     tag = lock_tag(python, lock)  # the newest build of this lock, for people; runs reuse by the inputs' tag
     client.images.get(cached).tag(*tag.split(":"))
-    return tag, lock
+    return tag, lock, pins
 
 
 def ensure_base(client: docker.DockerClient, python: str, log: Callable[[str], None]) -> str:
@@ -225,9 +275,9 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
     for note in plan.notes:
         log(f"environment: {note}")
 
-    def done(image: str, built: bool, lock: tuple[str, ...] = ()) -> Environment:
+    def done(image: str, built: bool, lock: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> Environment:
         return Environment(image=image, python=choice, plan=plan, pythonpath=python_path(checkout), built=built,
-                           setup_s=time.monotonic() - start, lock=lock)
+                           setup_s=time.monotonic() - start, lock=lock, pins=pins)
 
     if not plan.steps:
         log("environment: nothing to install; using the sandbox image as it is")
@@ -236,8 +286,8 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
     cached = cache_tag(client.images.get(base).id, choice.version, plan, pip)
     if image_exists(client, cached):
         log(f"environment: reusing {cached}")
-        return done(cached, False, image_lock(client, cached))
+        return done(cached, False, image_lock(client, cached), image_lock(client, cached, PINS_LABEL))
     log(f"environment: {len(plan.steps)} step(s) from {', '.join(plan.sources)}")
-    tag, lock = _build(client, checkout, base, choice.version, plan, pip, cached, log)
+    tag, lock, pins = _build(client, checkout, base, choice.version, plan, pip, cached, log)
     log(f"environment: {tag} ready in {time.monotonic() - start:.1f} s ({len(lock)} packages)")
-    return done(cached, True, lock)
+    return done(cached, True, lock, pins)

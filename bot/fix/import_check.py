@@ -1,0 +1,139 @@
+"""Run inside the build container (any Python >= 3.9, nothing but the standard library and pip): import the
+checkout's package modules and test files, and report each import that failed inside an installed distribution
+(`cannot import name 'is_windows' from 'requests.compat'`) with the lowest version of that distribution the
+installed project declares, and how many imports failed for any reason. Prints one line
+`FIXBOT-DRIFT {"drift": [...], "failed": N}` at the end; everything else is noise from the imported modules.
+
+Kept free of fixbot imports: bot/fix/environment.py sends this file's text to the container.
+"""
+import importlib
+import json
+import os
+import signal
+import sys
+
+SRC = sys.argv[1] if len(sys.argv) > 1 else "/src"
+SKIP_DIRS = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "docs", "doc", "node_modules",
+             ".fixbot-build", "__pycache__"}
+PER_MODULE_S = 5
+SITE_DIRS = ("/site-packages/", "/dist-packages/")
+
+
+class _Slow(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Slow()
+
+
+def _is_test(name):
+    return name.startswith("test") or name.endswith("_test.py") or name == "conftest.py"
+
+
+def _modules():
+    """(root on sys.path, dotted name) for every package module and test file, in a stable order."""
+    for here, dirs, files in os.walk(SRC):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not d.startswith("."))
+        in_package = "__init__.py" in files
+        for name in sorted(files):
+            if not name.endswith(".py") or name in ("setup.py", "__main__.py"):
+                continue
+            if not in_package and not _is_test(name):
+                continue
+            root, parts = here, [] if name == "__init__.py" else [name[:-3]]
+            while os.path.isfile(os.path.join(root, "__init__.py")):
+                root, parts = os.path.dirname(root), [os.path.basename(root)] + parts
+            if parts:
+                yield root, ".".join(parts)
+
+
+_OWNERS: dict = {}  # top-level name -> (distribution, version), filled once
+
+
+def _owner(top):
+    """The installed distribution that provides top-level package or module `top`."""
+    cache = _OWNERS
+    if not cache:
+        from importlib import metadata
+        for dist in metadata.distributions():
+            for path in dist.files or ():
+                parts = str(path).replace("\\", "/").split("/")
+                key = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0]
+                cache.setdefault(key, (dist.metadata["Name"], dist.version))
+    return cache.get(top)
+
+
+def _project_requires():
+    """The requirement strings of the project installed from SRC (pip records it in direct_url.json)."""
+    from importlib import metadata
+    for dist in metadata.distributions():
+        url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
+        if url.startswith("file://" + SRC):
+            return dist.metadata["Name"], list(dist.requires or ())
+    return None, []
+
+
+def _lowest(requires, dist_name):
+    """The lowest version `requires` allows for dist_name (from >=, ~=, ==), if it names one."""
+    from pip._vendor.packaging.requirements import Requirement
+    from pip._vendor.packaging.utils import canonicalize_name
+    from pip._vendor.packaging.version import Version
+    lowest = None
+    for text in requires:
+        try:
+            req = Requirement(text)
+            if canonicalize_name(req.name) != canonicalize_name(dist_name):
+                continue
+            if req.marker is not None and not req.marker.evaluate({"extra": ""}):
+                continue
+        except Exception:
+            continue
+        for spec in req.specifier:
+            if spec.operator in (">=", "~=", "==") and "*" not in spec.version:
+                version = Version(spec.version)
+                lowest = version if lowest is None or version > lowest else lowest
+    return str(lowest) if lowest is not None else None
+
+
+def _drift(error):
+    """(module that failed, installed module it names) when the import failed inside an installed distribution."""
+    if isinstance(error, ModuleNotFoundError):  # a submodule the installed version no longer has
+        name = error.name or ""
+        return (name.rpartition(".")[0], name.rpartition(".")[2]) if "." in name else None
+    if isinstance(error, ImportError) and error.path and any(s in error.path for s in SITE_DIRS):
+        missing = str(error).partition("cannot import name ")[2].split(" ")[0].strip("'\"")
+        return error.name or "", missing
+    return None
+
+
+def main():
+    signal.signal(signal.SIGALRM, _on_alarm)
+    project, requires = _project_requires()
+    found, seen, failed = [], set(), 0
+    for root in (os.path.join(SRC, "src"), SRC):  # where the test runs import the project from
+        if os.path.isdir(root):
+            sys.path.insert(0, root)
+    for root, module in _modules():
+        if root not in sys.path:
+            sys.path.insert(0, root)
+        signal.alarm(PER_MODULE_S)
+        try:
+            importlib.import_module(module)
+        except BaseException as error:  # a module may sys.exit() or raise anything at import
+            failed += 1
+            drift = _drift(error) if isinstance(error, ImportError) else None
+            if drift and drift[0]:
+                owner = _owner(drift[0].partition(".")[0])
+                if owner and owner[0] != project and (module, drift) not in seen:
+                    seen.add((module, drift))
+                    found.append({"module": module, "name": drift[1], "from": drift[0], "dist": owner[0],
+                                  "version": owner[1], "lowest": _lowest(requires, owner[0]), "project": project})
+        finally:
+            signal.alarm(0)
+    report = json.dumps({"drift": found, "failed": failed})
+    os.write(1, ("\nFIXBOT-DRIFT " + report + "\n").encode())  # sys.stdout may be a module's by now
+
+
+if __name__ == "__main__":
+    main()
