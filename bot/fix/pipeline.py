@@ -187,7 +187,7 @@ def _stub_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float)
     if run.timed_out:
         return
     work.files, work.run, work.stubbed, work.stubs = files, run, run, tuple(lacking)
-    work.remaining = still_failing(run, work.failing, work.flaky, bool(options.log_failures))
+    work.remaining = still_failing(run, work.failing, work.set_aside, bool(options.log_failures))
 
 
 def _verify(ctx: FixRun, work: Work, repaired: TargetRepair, options: FixOptions, deadline: float) -> TargetRepair:
@@ -197,13 +197,13 @@ def _verify(ctx: FixRun, work: Work, repaired: TargetRepair, options: FixOptions
     files = with_code(work.files, repaired.spans, repaired.fixed)
     run = suite_run(ctx, files, options.test_command, "verify", timeout=options.suite_timeout_s, coverage=True,
                     test_timeout=work.test_timeout_s, deadline=deadline)
-    broken = tuple(sorted(baseline.passed - run.passed - set(work.flaky)))
+    broken = tuple(sorted(baseline.passed - run.passed - set(work.set_aside)))
     if broken or run.timed_out:
         ctx.say(f"  undone: the fix of {' and '.join(t.qualname for t in repaired.spans)} breaks {len(broken)} "
                 "test(s) that passed before")
         return replace(repaired, status="regressed", broken=broken)
     work.files, work.run = files, run
-    work.remaining = still_failing(run, work.failing, work.flaky, bool(options.log_failures))
+    work.remaining = still_failing(run, work.failing, work.set_aside, bool(options.log_failures))
     return repaired
 
 
@@ -333,8 +333,9 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
                           round(time.monotonic() - started + ctx.setup_s, 2),
                           round(sum(a.prompt_eval_s for a in attempts), 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
-                         flaky=work.flaky, targets=tuple(work.ranked), repairs=tuple(work.swept + work.repairs),
-                         repository=checkout.root, test_command=str(options.test_command), model=model, **more)
+                         flaky=work.flaky, offline=work.offline, targets=tuple(work.ranked),
+                         repairs=tuple(work.swept + work.repairs), repository=checkout.root,
+                         test_command=str(options.test_command), model=model, **more)
 
     try:
         with alarm_at(deadline + STOP_GRACE_S):
@@ -359,10 +360,14 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
                       suite_timeout_s=options.suite_timeout_s, test_timeout_s=options.test_timeout_s,
                       deadline=deadline)
     work.before, work.flaky, work.test_timeout_s = found.before, found.flaky, found.test_timeout_s
+    work.offline = found.offline
     work.failing = work.remaining = found.failing
     work.run = found.before
     if not found.before.failed:
         return done("nothing_to_fix", "all tests pass: nothing to fix")
+    if not found.failing and found.offline and not found.flaky:
+        return done("needs_network", f"{len(found.offline)} failing test(s) need the network, which the sandbox "
+                                     "does not have: not fixed")
     if not found.failing:
         return done("flaky", f"{len(found.flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed")
     ctx.say(f"  per-test time limit: {work.test_timeout_s:g} s")

@@ -37,9 +37,10 @@ import traceback
 from typing import Any
 
 import fixbot_probe_memory as memory
+import fixbot_probe_network as network
 import pytest
 
-pytest_plugins = ("fixbot_probe_variants",)  # idle without $FIXBOT_VARIANTS
+pytest_plugins = ("fixbot_probe_variants", "fixbot_probe_network")  # variants: idle without $FIXBOT_VARIANTS
 _outcomes: dict[str, str] = {}
 _durations: dict[str, float] = {}
 _timeouts: set[str] = set()
@@ -79,6 +80,7 @@ def pytest_configure(config):
         _state["stderr"] = os.dup(2)
         _start_watchdog()
     memory.start(_on_memory_stop)
+    network.start()
 
 
 def _start_watchdog():
@@ -337,7 +339,7 @@ def _write(with_coverage):
         return
     payload = {"rootdir": _state["rootdir"], "outcomes": dict(_outcomes), "durations": dict(_durations),
                "timeouts": sorted(_timeouts), "stacks": dict(_stacks), "test_timeout": _state["limit"],
-               "memory": sorted(_memory), "memory_limit_mb": memory.threshold_mb()}
+               "memory": sorted(_memory), "memory_limit_mb": memory.threshold_mb(), "network": network.attempts()}
     if with_coverage and _state["cov"] is not None:
         payload["coverage"] = _coverage(_state["cov"], _state["rootdir"])
     tmp = out + ".tmp"

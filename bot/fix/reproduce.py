@@ -77,6 +77,7 @@ class Reproduced:
     failing: frozenset[str]  # failed twice: what is to be fixed
     flaky: tuple[str, ...]  # failed once only, or named by the log and not failing here
     test_timeout_s: float  # the per-test limit for the rest of the run
+    offline: tuple[str, ...] = ()  # failed after trying to reach another machine: they need the network
 
 
 def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, log_failures: Sequence[Failure],
@@ -96,12 +97,18 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
         wanted = [f.test_id for f in log_failures]
         missing = tuple(w for w in wanted if not any(same_test(w, t) for t in failing))
         failing = frozenset(t for t in failing if any(same_test(w, t) for w in wanted))
+    offline = tuple(sorted(t for t in failing if t in before.network))
+    if offline:
+        hosts = sorted({h for t in offline for h in before.network[t]})
+        ctx.say(f"  {len(offline)} failing test(s) tried to reach {', '.join(hosts[:3])}"
+                f"{' and others' if len(hosts) > 3 else ''}: the sandbox has no network, so they are set aside")
+        failing -= set(offline)
     if not failing:
-        return Reproduced(before, frozenset(), missing, limit)
+        return Reproduced(before, frozenset(), missing, limit, offline)
     again = suite_run(ctx, files, command, "re-run failing", timeout=suite_timeout_s, select=failing,
                       deadline=deadline, test_timeout=limit)
     flaky = tuple(sorted(failing - again.failed)) + missing
-    return Reproduced(before, failing & again.failed, flaky, limit)
+    return Reproduced(before, failing & again.failed, flaky, limit, offline)
 
 
 def guards_for(before: TestRun, path: str, start: int, end: int, failing_files: set[str]) -> frozenset[str]:

@@ -13,7 +13,8 @@ from bot.failures import Failure
 
 from .types import CodeTarget, FixStatus, TestRun
 
-EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix": 3, "flaky": 3, "interrupted": 130}
+EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix": 3, "flaky": 3, "needs_network": 3,
+                                 "interrupted": 130}
 # fixed: verified by the whole suite; regressed: passed its blamed tests, broke others in the whole suite (undone)
 RepairStatus = Literal["fixed", "not_fixed", "regressed"]
 # the agent's own, or why the pipeline ended a repair without it: the blamed tests passed as the code was, a stop
@@ -97,6 +98,7 @@ class FixResult:
     message: str  # one line for the console
     failures: tuple[Failure, ...] = ()
     flaky: tuple[str, ...] = ()
+    offline: tuple[str, ...] = ()  # failing tests that tried to reach another machine: set aside, never fixed
     targets: tuple[CodeTarget, ...] = ()
     repairs: tuple[TargetRepair, ...] = ()
     diff: str = ""
@@ -145,6 +147,9 @@ def to_markdown(result: FixResult) -> str:
     if result.flaky:
         flaky = [f"- `{t}`" for t in result.flaky]
         lines += ["## Flaky (failed once, passed on the re-run; not fixed)", "", *flaky, ""]
+    if result.offline:
+        offline = [f"- `{t}`" for t in result.offline]
+        lines += ["## Need the network (the sandbox has none; not fixed)", "", *offline, ""]
     if result.explanation:
         lines += ["## Root cause", "", result.explanation, ""]
     if result.diff:

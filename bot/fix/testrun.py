@@ -55,7 +55,7 @@ def probe_files() -> dict[str, str]:
     probe dir holds them in the sandbox."""
     package = resources.files("bot.fix")
     return {f"{PROBE_DIR}/fixbot_{name}.py": package.joinpath(f"{name}.py").read_text(encoding="utf-8")
-            for name in ("probe", "probe_memory", "probe_variants", "probe_swap")}
+            for name in ("probe", "probe_memory", "probe_network", "probe_variants", "probe_swap")}
 
 
 @dataclass(frozen=True)
@@ -176,7 +176,8 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
                    coverage=None if coverage is None else {
                        path: {int(line): frozenset(ids) for line, ids in lines.items()}
                        for path, lines in coverage.items()},
-                   durations={i: float(d) for i, d in probe.get("durations", {}).items()}, timeouts=timeouts)
+                   durations={i: float(d) for i, d in probe.get("durations", {}).items()}, timeouts=timeouts,
+                   network={i: tuple(hosts) for i, hosts in probe.get("network", {}).items()})
 
 
 def _refuse(result: RunResult, output: str) -> None:

@@ -7,7 +7,7 @@ from typing import Literal
 
 from bot.failures import Failure
 
-FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky", "interrupted"]
+FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky", "needs_network", "interrupted"]
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,9 @@ class TestRun:
     coverage: Mapping[str, Mapping[int, frozenset[str]]] | None = None
     durations: Mapping[str, float] = field(default_factory=dict)  # node id -> seconds its call took
     timeouts: frozenset[str] = frozenset()  # the tests (or modules) stopped by the per-test time limit
+    # node id -> the other machines' hosts a test (or a module, while collected) tried to reach; the sandbox has
+    # no network, so such a test cannot pass there (bot/fix/probe_network.py)
+    network: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def green(self) -> bool:

@@ -28,6 +28,7 @@ class Work:
     stubbed: TestRun | None = None  # the suite's run with those stubs: what passes there must keep passing
     failing: frozenset[str] = frozenset()
     flaky: tuple[str, ...] = ()
+    offline: tuple[str, ...] = ()  # failing tests that need the network (the sandbox has none): never to fix
     test_timeout_s: float = 10.0
     run: TestRun | None = None  # the last whole-suite run of `files`
     remaining: frozenset[str] = frozenset()
@@ -41,6 +42,11 @@ class Work:
     @property
     def failures(self) -> tuple[Failure, ...]:
         return self.before.failures if self.before else ()
+
+    @property
+    def set_aside(self) -> tuple[str, ...]:
+        """Failing tests no fix is judged by: flaky ones and those that need the network."""
+        return self.flaky + self.offline
 
     @property
     def baseline(self) -> TestRun | None:

@@ -1,0 +1,70 @@
+"""The network watch of fixbot's pytest plugin (probe.py), shipped beside it as `fixbot_probe_network`.
+
+The sandbox runs tests with no network. A test that needs it (a request to httpbin.org) fails there whatever the
+code does, so it is not a failure to repair. An audit hook (PEP 578) sees every name lookup and connection and
+records, per test (or per module while it is collected), the hosts that were not this machine.
+
+Standard library and pytest only: this file runs inside the sandbox's Python (3.9+), never on the host.
+"""
+import sys
+
+LOCAL = {"", "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "::1", "::", "0.0.0.0"}
+EVENTS = ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex", "socket.connect")
+_state = {"current": None, "hooked": False}
+_attempts: dict = {}  # node id -> set of hosts
+
+
+def _host(event, args):
+    if event == "socket.connect":
+        address = args[1]
+        return address[0] if isinstance(address, tuple) and address else None
+    return args[0] if args else None
+
+
+def _is_local(host):
+    if isinstance(host, (bytes, bytearray)):
+        host = bytes(host).decode("ascii", "replace")
+    if not isinstance(host, str):
+        return True  # a Unix socket, a number: not a host name
+    host = host.lower().strip("[]")
+    return host in LOCAL or host.startswith("127.") or host.endswith(".localhost")
+
+
+def _audit(event, args):
+    # Called for every audited event in the process: cheap first test, and never raise (it would be the caller's).
+    if not event.startswith("socket.") or event not in EVENTS:
+        return
+    try:
+        current = _state["current"]
+        host = _host(event, args)
+        if current is not None and host is not None and not _is_local(host):
+            _attempts.setdefault(current, set()).add(str(host))
+    except Exception:
+        pass
+
+
+def start():
+    if not _state["hooked"]:  # an audit hook cannot be removed: one per process
+        sys.addaudithook(_audit)
+        _state["hooked"] = True
+
+
+def attempts():
+    """{node id: sorted hosts} of the tests (and modules) that tried to reach another machine."""
+    return {nodeid: sorted(hosts) for nodeid, hosts in _attempts.items()}
+
+
+def pytest_collectstart(collector):
+    _state["current"] = collector.nodeid or None
+
+
+def pytest_collectreport(report):
+    _state["current"] = None
+
+
+def pytest_runtest_logstart(nodeid, location):
+    _state["current"] = nodeid
+
+
+def pytest_runtest_logfinish(nodeid, location):
+    _state["current"] = None
