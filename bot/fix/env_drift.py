@@ -12,7 +12,7 @@ from pathlib import Path
 from sandbox.builder import SRC, BuildBox
 
 CHECK_TIMEOUT_S = 120
-MARKER = "FIXBOT-DRIFT "
+REPORT = "/tmp/fixbot-imports.json"
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -42,10 +42,10 @@ def check_imports(box: BuildBox) -> ImportCheck:
     """The checkout's imports that fail; nothing found when the check itself did not finish (a module that ends
     the process, a hang): it only ever adds information."""
     script = (Path(__file__).parent / "import_check.py").read_text()
-    result = box.run(("python3", "-c", script, SRC), timeout_s=CHECK_TIMEOUT_S, echo=False)
-    line = result.output.rpartition(MARKER)[2].partition("\n")[0] if MARKER in result.output else "{}"
+    box.run(("python3", "-c", script, SRC, REPORT), timeout_s=CHECK_TIMEOUT_S, echo=False)
+    report = box.run(("cat", REPORT), timeout_s=30, echo=False)
     try:
-        found = json.loads(line)
+        found = json.loads(report.output) if report.ok else {}
     except json.JSONDecodeError:
         return ImportCheck()
     return ImportCheck(failed=found.get("failed", 0), drifts=tuple(

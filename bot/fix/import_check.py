@@ -1,8 +1,9 @@
 """Run inside the build container (any Python >= 3.9, nothing but the standard library and pip): import the
 checkout's package modules and test files, and report each import that failed inside an installed distribution
 (`cannot import name 'is_windows' from 'requests.compat'`) with the lowest version of that distribution the
-installed project declares, and how many imports failed for any reason. Prints one line
-`FIXBOT-DRIFT {"drift": [...], "failed": N}` at the end; everything else is noise from the imported modules.
+installed project declares, and how many imports failed for any reason. Writes `{"drift": [...], "failed": N}`
+to the file named by its second argument (not to stdout: the modules' own output goes there and to stderr, which
+the container's log may interleave with it).
 
 Kept free of fixbot imports: bot/fix/environment.py sends this file's text to the container.
 """
@@ -13,6 +14,7 @@ import signal
 import sys
 
 SRC = sys.argv[1] if len(sys.argv) > 1 else "/src"
+OUT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/fixbot-imports.json"
 SKIP_DIRS = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "docs", "doc", "node_modules",
              ".fixbot-build", "__pycache__"}
 PER_MODULE_S = 5
@@ -131,8 +133,9 @@ def main():
                                   "version": owner[1], "lowest": _lowest(requires, owner[0]), "project": project})
         finally:
             signal.alarm(0)
-    report = json.dumps({"drift": found, "failed": failed})
-    os.write(1, ("\nFIXBOT-DRIFT " + report + "\n").encode())  # sys.stdout may be a module's by now
+    with open(OUT + ".tmp", "w") as out:
+        json.dump({"drift": found, "failed": failed}, out)
+    os.replace(OUT + ".tmp", OUT)
 
 
 if __name__ == "__main__":
