@@ -5,14 +5,13 @@ import that way."""
 from __future__ import annotations
 
 import pytest
-from docker.errors import ImageNotFound
 
 from bot.fix.env_drift import Drift, pins_for
-from bot.fix.environment import EnvRequest, lock_tag, prepare_environment
+from bot.fix.environment import Environment, EnvRequest
 from bot.fix.testrun import TestCommand, run_tests
 from bot.fix.types import Checkout
 from sandbox import open_sandbox
-from tests.test_fix_environment import leftovers, unique, versions
+from tests.test_fix_environment import built, unique, versions  # noqa: F401 (built: the fixture)
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -30,27 +29,13 @@ def project(compat: str) -> Checkout:
     return Checkout("/nowhere", {path: text.encode() for path, text in files.items()})
 
 
-@pytest.fixture
-def build(docker_client, sandbox_image):
-    made: list[str] = []
-
-    def run(checkout: Checkout) -> tuple[object, list[str]]:
-        lines: list[str] = []
-        env = prepare_environment(checkout, EnvRequest(python="3.9"), client=docker_client, log=lines.append)
-        made.extend([env.image, lock_tag(env.python.version, env.lock)])
-        return env, lines
-
-    yield run
-    for tag in made:
-        try:
-            docker_client.images.remove(tag, force=True)
-        except ImageNotFound:
-            pass
-    assert leftovers(docker_client) == []
+def build(built, project: Checkout) -> tuple[Environment, list[str]]:
+    lines: list[str] = []
+    return built(project, EnvRequest(python="3.9"), log=lines.append), lines
 
 
-def test_an_import_that_newer_releases_dropped_pins_the_lowest_declared_version(build):
-    env, lines = build(project("from requests.compat import is_windows\n"))
+def test_an_import_that_newer_releases_dropped_pins_the_lowest_declared_version(built):
+    env, lines = build(built, project("from requests.compat import is_windows\n"))
     log = "\n".join(lines)
     assert "oldhttp.compat cannot import 'is_windows' from requests.compat (requests " in log, log
     assert env.pins == ("requests==2.3.0",), log
@@ -61,9 +46,9 @@ def test_an_import_that_newer_releases_dropped_pins_the_lowest_declared_version(
     assert run.passed == {"tests/test_compat.py::test_not_windows"} and not run.failed, run.output
 
 
-def test_going_back_is_kept_only_when_more_modules_import(build):
+def test_going_back_is_kept_only_when_more_modules_import(built):
     # No release of requests has this name: the pinned build fails the same import, so the newest stays.
-    env, lines = build(project("from requests.compat import is_windows, no_release_has_this\n"))
+    env, lines = build(built, project("from requests.compat import is_windows, no_release_has_this\n"))
     log = "\n".join(lines)
     assert "building again with requests==2.3.0" in log and "keeping the newest versions" in log, log
     assert env.pins == ()
