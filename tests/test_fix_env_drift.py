@@ -38,6 +38,7 @@ def test_an_import_that_newer_releases_dropped_pins_the_lowest_declared_version(
     env, lines = build(built, project("from requests.compat import is_windows\n"))
     log = "\n".join(lines)
     assert "oldhttp.compat cannot import 'is_windows' from requests.compat (requests " in log, log
+    assert "imported the checkout's 3 package module(s) and test file(s) in" in log and "2 did not import" in log
     assert env.pins == ("requests==2.3.0",), log
     assert versions(env.image, "requests") == {"requests": "2.3.0"}
     checkout = project("from requests.compat import is_windows\n")

@@ -36,21 +36,24 @@ class ImportCheck:
 
     drifts: tuple[Drift, ...] = ()
     failed: int = 0  # modules that did not import, for any reason (a missing test tool, an old stdlib name...)
+    modules: int = 0  # modules tried
+    seconds: float = 0.0
 
 
 def check_imports(box: BuildBox) -> ImportCheck:
     """The checkout's imports that fail; nothing found when the check itself did not finish (a module that ends
     the process, a hang): it only ever adds information."""
     script = (Path(__file__).parent / "import_check.py").read_text()
-    box.run(("python3", "-c", script, SRC, REPORT), timeout_s=CHECK_TIMEOUT_S, echo=False)
+    run = box.run(("python3", "-c", script, SRC, REPORT), timeout_s=CHECK_TIMEOUT_S, echo=False)
     report = box.run(("cat", REPORT), timeout_s=30, echo=False)
     try:
         found = json.loads(report.output) if report.ok else {}
     except json.JSONDecodeError:
         return ImportCheck()
-    return ImportCheck(failed=found.get("failed", 0), drifts=tuple(
-        Drift(module=d["module"], name=d["name"], source=d["from"], dist=d["dist"], version=d["version"],
-              lowest=d["lowest"]) for d in found.get("drift", ())))
+    drifts = tuple(Drift(module=d["module"], name=d["name"], source=d["from"], dist=d["dist"], version=d["version"],
+                         lowest=d["lowest"]) for d in found.get("drift", ()))
+    return ImportCheck(drifts=drifts, failed=found.get("failed", 0), modules=found.get("modules", 0),
+                       seconds=run.duration_s)
 
 
 def pins_for(drifts: tuple[Drift, ...]) -> tuple[str, ...]:

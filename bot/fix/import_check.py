@@ -1,9 +1,9 @@
 """Run inside the build container (any Python >= 3.9, nothing but the standard library and pip): import the
 checkout's package modules and test files, and report each import that failed inside an installed distribution
 (`cannot import name 'is_windows' from 'requests.compat'`) with the lowest version of that distribution the
-installed project declares, and how many imports failed for any reason. Writes `{"drift": [...], "failed": N}`
-to the file named by its second argument (not to stdout: the modules' own output goes there and to stderr, which
-the container's log may interleave with it).
+installed project declares, and how many imports failed for any reason. Writes
+`{"drift": [...], "failed": N, "modules": M}` to the file named by its second argument (not to stdout: the
+modules' own output goes there and to stderr, which the container's log may interleave with it).
 
 Kept free of fixbot imports: bot/fix/environment.py sends this file's text to the container.
 """
@@ -112,7 +112,7 @@ def _drift(error):
 def main():
     signal.signal(signal.SIGALRM, _on_alarm)
     project, requires = _project_requires()
-    found, seen, failed = [], set(), 0
+    found, seen, failed, modules = [], set(), 0, 0
     for root in (os.path.join(SRC, "src"), SRC):  # where the test runs import the project from
         if os.path.isdir(root):
             sys.path.insert(0, root)
@@ -120,6 +120,7 @@ def main():
         if root not in sys.path:
             sys.path.insert(0, root)
         signal.alarm(PER_MODULE_S)
+        modules += 1
         try:
             importlib.import_module(module)
         except BaseException as error:  # a module may sys.exit() or raise anything at import
@@ -134,7 +135,7 @@ def main():
         finally:
             signal.alarm(0)
     with open(OUT + ".tmp", "w") as out:
-        json.dump({"drift": found, "failed": failed}, out)
+        json.dump({"drift": found, "failed": failed, "modules": modules}, out)
     os.replace(OUT + ".tmp", OUT)
 
 
