@@ -230,6 +230,7 @@ def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: s
         box = boxes.enter_context(build_box(client, spec, lambda line: log(f"  | {line}")))
         lock, imports = _install(box, plan, log)
         pins = _report_drift(imports, log)
+        pins = () if plan.custom else pins  # the user's `setup` commands choose the versions
         better = _pinned(client, spec, plan, pins, imports, boxes, log) if pins else None
         if better:
             box, lock = better
