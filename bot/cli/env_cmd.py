@@ -62,7 +62,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Prints which Python fixbot would run a repository's tests on and why, the pip commands that "
                     "install the project and its declared dependencies (setup.py, setup.cfg, pyproject.toml, "
                     "requirements files, tox deps), where the build may connect to, and the cached image; then "
-                    "builds it (or reuses it), exactly as `fixbot fix` does before repairing.")
+                    "builds it (or reuses it), exactly as `fixbot fix` does before repairing. A dependency too new "
+                    "for the checkout (one of its modules cannot import a name from it) is held at the lowest "
+                    "version the project declares, and printed as pinned.")
     parser.add_argument("path", metavar="PATH", help="the repository's top directory")
     add_env_args(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the plan; build nothing")
