@@ -6,6 +6,7 @@ declares (`requests>=2.3.0` → `requests==2.3.0`), as its CI installed when tha
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -40,11 +41,12 @@ class ImportCheck:
     seconds: float = 0.0
 
 
-def check_imports(box: BuildBox) -> ImportCheck:
-    """The checkout's imports that fail; nothing found when the check itself did not finish (a module that ends
-    the process, a hang): it only ever adds information."""
+def check_imports(box: BuildBox, project: Sequence[str]) -> ImportCheck:
+    """The checkout's imports that fail, with the lowest versions `project` (its installed distributions)
+    declares; nothing found when the check itself did not finish (a module that ends the process, a hang): it
+    only ever adds information."""
     script = (Path(__file__).parent / "import_check.py").read_text()
-    run = box.run(("python3", "-c", script, SRC, REPORT), timeout_s=CHECK_TIMEOUT_S, echo=False)
+    run = box.run(("python3", "-c", script, SRC, REPORT, *project), timeout_s=CHECK_TIMEOUT_S, echo=False)
     report = box.run(("cat", REPORT), timeout_s=30, echo=False)
     try:
         found = json.loads(report.output) if report.ok else {}

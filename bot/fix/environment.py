@@ -100,9 +100,12 @@ def lock_tag(python: str, lock: Sequence[str]) -> str:
     return f"{ENV_REPOSITORY}:py{python}-{digest}"
 
 
-def image_lock(client: docker.DockerClient, image: str, label: str = LOCK_LABEL) -> tuple[str, ...]:
-    labels = client.images.get(image).labels or {}
-    return tuple(line for line in labels.get(label, "").splitlines() if line)
+def _label_lines(labels: dict[str, str], key: str) -> tuple[str, ...]:
+    return tuple(line for line in labels.get(key, "").splitlines() if line)
+
+
+def image_lock(client: docker.DockerClient, image: str) -> tuple[str, ...]:
+    return _label_lines(client.images.get(image).labels or {}, LOCK_LABEL)
 
 
 def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
@@ -179,7 +182,7 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
                 raise exc from None
     result = _run(box, ("python3", "-c", LOCK_SCRIPT), "listing what was installed (pip inspect)", echo=False)
     found = json.loads(result.output.rpartition("FIXBOT-LOCK ")[2].splitlines()[0])
-    imports = check_imports(box)  # before the uninstall: it reads the project's declared requirements
+    imports = check_imports(box, found["itself"])  # before the uninstall: it reads the project's requirements
     if found["itself"]:  # its code comes from the checkout in every test run
         _run(box, (*PIP, "uninstall", "--yes", *found["itself"]), "uninstalling the project's own copy")
     return tuple(found["lock"]), imports
@@ -289,7 +292,8 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
     cached = cache_tag(client.images.get(base).id, choice.version, plan, pip)
     if image_exists(client, cached):
         log(f"environment: reusing {cached}")
-        return done(cached, False, image_lock(client, cached), image_lock(client, cached, PINS_LABEL))
+        labels = client.images.get(cached).labels or {}
+        return done(cached, False, _label_lines(labels, LOCK_LABEL), _label_lines(labels, PINS_LABEL))
     log(f"environment: {len(plan.steps)} step(s) from {', '.join(plan.sources)}")
     tag, lock, pins = _build(client, checkout, base, choice.version, plan, pip, cached, log)
     log(f"environment: {tag} ready in {time.monotonic() - start:.1f} s ({len(lock)} packages)")

@@ -3,7 +3,9 @@ checkout's package modules and test files, and report each import that failed in
 (`cannot import name 'is_windows' from 'requests.compat'`) with the lowest version of that distribution the
 installed project declares, and how many imports failed for any reason. Writes
 `{"drift": [...], "failed": N, "modules": M}` to the file named by its second argument (not to stdout: the
-modules' own output goes there and to stderr, which the container's log may interleave with it).
+modules' own output goes there and to stderr, which the container's log may interleave with it). The further
+arguments name the project's own installed distributions (the lock script found them), whose requirements give
+the lowest versions.
 
 Kept free of fixbot imports: bot/fix/environment.py sends this file's text to the container.
 """
@@ -12,9 +14,11 @@ import json
 import os
 import signal
 import sys
+from importlib import metadata
 
 SRC = sys.argv[1] if len(sys.argv) > 1 else "/src"
 OUT = sys.argv[2] if len(sys.argv) > 2 else "/tmp/fixbot-imports.json"
+PROJECT = sys.argv[3:]  # the project's own distributions, installed from SRC
 SKIP_DIRS = {".git", ".tox", ".nox", ".venv", "venv", "build", "dist", "docs", "doc", "node_modules",
              ".fixbot-build", "__pycache__"}
 PER_MODULE_S = 5
@@ -55,25 +59,20 @@ _OWNERS: dict = {}  # top-level name -> (distribution, version), filled once
 
 def _owner(top):
     """The installed distribution that provides top-level package or module `top`."""
-    cache = _OWNERS
-    if not cache:
-        from importlib import metadata
+    if not _OWNERS:
         for dist in metadata.distributions():
             for path in dist.files or ():
                 parts = str(path).replace("\\", "/").split("/")
                 key = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0]
-                cache.setdefault(key, (dist.metadata["Name"], dist.version))
-    return cache.get(top)
+                _OWNERS.setdefault(key, (dist.metadata["Name"], dist.version))
+    return _OWNERS.get(top)
 
 
-def _project_requires():
-    """The requirement strings of the project installed from SRC (pip records it in direct_url.json)."""
-    from importlib import metadata
-    for dist in metadata.distributions():
-        url = json.loads(dist.read_text("direct_url.json") or "{}").get("url", "")
-        if url.startswith("file://" + SRC):
-            return dist.metadata["Name"], list(dist.requires or ())
-    return None, []
+def _requires(name):
+    try:
+        return metadata.requires(name) or []
+    except metadata.PackageNotFoundError:
+        return []
 
 
 def _lowest(requires, dist_name):
@@ -99,7 +98,7 @@ def _lowest(requires, dist_name):
 
 
 def _drift(error):
-    """(module that failed, installed module it names) when the import failed inside an installed distribution."""
+    """(installed module asked, name it lacks) when an import failed inside an installed distribution; else None."""
     if isinstance(error, ModuleNotFoundError):  # a submodule the installed version no longer has
         name = error.name or ""
         return (name.rpartition(".")[0], name.rpartition(".")[2]) if "." in name else None
@@ -111,7 +110,7 @@ def _drift(error):
 
 def main():
     signal.signal(signal.SIGALRM, _on_alarm)
-    project, requires = _project_requires()
+    requires = [text for name in PROJECT for text in _requires(name)]
     found, seen, failed, modules = [], set(), 0, 0
     for root in (os.path.join(SRC, "src"), SRC):  # where the test runs import the project from
         if os.path.isdir(root):
@@ -125,13 +124,13 @@ def main():
             importlib.import_module(module)
         except BaseException as error:  # a module may sys.exit() or raise anything at import
             failed += 1
-            drift = _drift(error) if isinstance(error, ImportError) else None
+            drift = _drift(error)
             if drift and drift[0]:
                 owner = _owner(drift[0].partition(".")[0])
-                if owner and owner[0] != project and (module, drift) not in seen:
+                if owner and owner[0] not in PROJECT and (module, drift) not in seen:
                     seen.add((module, drift))
                     found.append({"module": module, "name": drift[1], "from": drift[0], "dist": owner[0],
-                                  "version": owner[1], "lowest": _lowest(requires, owner[0]), "project": project})
+                                  "version": owner[1], "lowest": _lowest(requires, owner[0])})
         finally:
             signal.alarm(0)
     with open(OUT + ".tmp", "w") as out:

@@ -9,7 +9,7 @@ Standard library and pytest only: this file runs inside the sandbox's Python (3.
 import sys
 
 LOCAL = {"", "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "::1", "::", "0.0.0.0"}
-EVENTS = ("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex", "socket.connect")
+EVENTS = frozenset(("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex", "socket.connect"))
 _state = {"current": None, "hooked": False}
 _attempts: dict = {}  # node id -> set of hosts
 
@@ -32,7 +32,7 @@ def _is_local(host):
 
 def _audit(event, args):
     # Called for every audited event in the process: cheap first test, and never raise (it would be the caller's).
-    if not event.startswith("socket.") or event not in EVENTS:
+    if event not in EVENTS:
         return
     try:
         current = _state["current"]

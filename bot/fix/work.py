@@ -54,10 +54,11 @@ class Work:
         return self.stubbed or self.before
 
 
-def still_failing(run: TestRun, failing: frozenset[str], flaky: tuple[str, ...], only_logged: bool) -> frozenset[str]:
+def still_failing(run: TestRun, failing: frozenset[str], set_aside: tuple[str, ...],
+                  only_logged: bool) -> frozenset[str]:
     """What is left to fix after a run. With --from-log only the logged tests count (and the tests of a logged
     module that failed to collect before)."""
-    left = run.failed - {CRASH} - set(flaky)
+    left = run.failed - {CRASH} - set(set_aside)
     if only_logged:
         left = frozenset(t for t in left if any(same_test(t, f) or t.startswith(f + "::") for f in failing))
     return left
