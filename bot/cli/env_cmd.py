@@ -51,6 +51,9 @@ def cmd_env(args: argparse.Namespace) -> int:
     if env.pins:
         _say(f"pinned:  {', '.join(env.pins)} (the lowest the project declares: the checkout does not import "
              "with newer versions)")
+    if env.floors:
+        _say("newer:   " + ", ".join(f"{f.dist} {f.version} (declared >= {f.lowest})" for f in env.floors)
+             + "; `fixbot fix` goes back to the declared version when tests fail inside one")
     if args.lock:
         sys.stdout.write("".join(f"  {line}\n" for line in lock))
     return 0
@@ -64,7 +67,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "requirements files, tox deps), where the build may connect to, and the cached image; then "
                     "builds it (or reuses it), exactly as `fixbot fix` does before repairing. A dependency too new "
                     "for the checkout (one of its modules cannot import a name from it) is held at the lowest "
-                    "version the project declares, and printed as pinned.")
+                    "version the project declares, and printed as pinned; so is one that failing tests raise inside, "
+                    "when `fixbot fix` finds fewer tests fail with the declared version (printed as newer).")
     parser.add_argument("path", metavar="PATH", help="the repository's top directory")
     add_env_args(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the plan; build nothing")

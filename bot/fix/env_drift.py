@@ -32,10 +32,37 @@ class Drift:
 
 
 @dataclass(frozen=True, kw_only=True)
+class Floor:
+    """A declared dependency installed above the lowest version the project declares for it: the release to go
+    back to when a test fails inside it (bot/fix/hold_back.py)."""
+
+    dist: str  # "requests"
+    lowest: str  # "2.3.0"
+    version: str  # installed: "2.32.5"
+    modules: tuple[str, ...]  # its top-level modules: ("requests",)
+
+    @property
+    def pin(self) -> str:
+        return f"{self.dist}=={self.lowest}"
+
+    def line(self) -> str:
+        """One line of an image label: `dist lowest version module,module`."""
+        return f"{self.dist} {self.lowest} {self.version} {','.join(self.modules)}"
+
+    @classmethod
+    def parse(cls, line: str) -> Floor | None:
+        parts = line.split()
+        if len(parts) != 4:
+            return None
+        return cls(dist=parts[0], lowest=parts[1], version=parts[2], modules=tuple(parts[3].split(",")))
+
+
+@dataclass(frozen=True, kw_only=True)
 class ImportCheck:
     """What importing the checkout's package modules and test files in the build container found."""
 
     drifts: tuple[Drift, ...] = ()
+    floors: tuple[Floor, ...] = ()  # every declared dependency installed above its lowest declared version
     failed: int = 0  # modules that did not import, for any reason (a missing test tool, an old stdlib name...)
     modules: int = 0  # modules tried
     seconds: float = 0.0
@@ -54,7 +81,9 @@ def check_imports(box: BuildBox, project: Sequence[str]) -> ImportCheck:
         return ImportCheck()
     drifts = tuple(Drift(module=d["module"], name=d["name"], source=d["from"], dist=d["dist"], version=d["version"],
                          lowest=d["lowest"]) for d in found.get("drift", ()))
-    return ImportCheck(drifts=drifts, failed=found.get("failed", 0), modules=found.get("modules", 0),
+    floors = tuple(Floor(dist=f["dist"], lowest=f["lowest"], version=f["version"], modules=tuple(f["modules"]))
+                   for f in found.get("floors", ()) if f["modules"])
+    return ImportCheck(drifts=drifts, floors=floors, failed=found.get("failed", 0), modules=found.get("modules", 0),
                        seconds=run.duration_s)
 
 

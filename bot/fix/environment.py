@@ -19,7 +19,7 @@ from dataclasses import dataclass, replace
 import docker
 
 from bot.errors import UserError
-from bot.fix.env_drift import ImportCheck, check_imports, pins_for
+from bot.fix.env_drift import Floor, ImportCheck, check_imports, pins_for
 from bot.fix.install_plan import BUILD_DIR, InstallPlan, InstallStep, install_plan
 from bot.fix.pip_settings import PipSettings, pip_settings
 from bot.fix.python_choice import PythonChoice, choose_python
@@ -38,8 +38,9 @@ from sandbox.image import (
 ENV_REPOSITORY = "fixbot-env"
 LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
 PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/fix/env_drift.py)
+FLOORS_LABEL = "fixbot.env.floors"  # declared dependencies installed above their lowest declared version (Floor.line)
 PINS_FILE = f"{BUILD_DIR}/fixbot-pins.txt"
-RECIPE = "3"  # part of the cache key: a change to how environments are built never reuses an old one
+RECIPE = "4"  # part of the cache key: a change to how environments are built never reuses an old one
 STEP_TIMEOUT_S = 900
 QUOTED_LINES = 15
 SHOWN_DRIFTS = 5
@@ -65,6 +66,7 @@ class EnvRequest:
     python: str | None = None  # "3.9": overrides every other source
     setup: tuple[str, ...] = ()  # shell commands that replace the inferred install steps
     ci_versions: tuple[str, ...] = ()  # the failing job's python-version values
+    hold_back: tuple[str, ...] = ()  # `name==version` to install with, from the tests (bot/fix/hold_back.py)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -79,6 +81,7 @@ class Environment:
     setup_s: float
     lock: tuple[str, ...] = ()  # the image's distributions, `name==version [--hash=...]` (LOCK_LABEL), when known
     pins: tuple[str, ...] = ()  # `name==version` held at the project's lowest declared version (PINS_LABEL)
+    floors: tuple[Floor, ...] = ()  # what could still be held back (FLOORS_LABEL); none for the user's `setup`
 
 
 def python_path(checkout: Checkout) -> tuple[str, ...]:
@@ -90,8 +93,9 @@ def python_path(checkout: Checkout) -> tuple[str, ...]:
     return ("",)
 
 
-def cache_tag(base_image_id: str, python: str, plan: InstallPlan, pip: PipSettings) -> str:
-    key = "\n".join([RECIPE, base_image_id, python, plan.inputs_digest, pip.digest])
+def cache_tag(base_image_id: str, python: str, plan: InstallPlan, pip: PipSettings,
+              hold_back: Sequence[str] = ()) -> str:
+    key = "\n".join([RECIPE, base_image_id, python, plan.inputs_digest, pip.digest, *sorted(hold_back)])
     return f"{ENV_REPOSITORY}:py{python}-in-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
 
 
@@ -190,7 +194,7 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
 
 def _pinned(client: docker.DockerClient, spec: BuildSpec, plan: InstallPlan, pins: tuple[str, ...],
             newest: ImportCheck, boxes: ExitStack, log: Callable[[str], None]
-            ) -> tuple[BuildBox, tuple[str, ...]] | None:
+            ) -> tuple[BuildBox, tuple[str, ...], ImportCheck] | None:
     """A second build with `pins` as constraints, when it installs and more of the checkout's modules import than
     with the newest versions (an old release may not import at all on a new Python); else None."""
     log(f"environment: building again with {', '.join(pins)}, the lowest the project declares")
@@ -206,7 +210,7 @@ def _pinned(client: docker.DockerClient, spec: BuildSpec, plan: InstallPlan, pin
             "keeping the newest versions")
         return None
     log(f"environment: with {', '.join(pins)}, {newest.failed - left.failed} more module(s) import; using them")
-    return box, lock
+    return box, lock, left
 
 
 def _report_drift(imports: ImportCheck, log: Callable[[str], None]) -> tuple[str, ...]:
@@ -220,33 +224,45 @@ def _report_drift(imports: ImportCheck, log: Callable[[str], None]) -> tuple[str
     return pins
 
 
+@dataclass(frozen=True)
+class _Built:
+    tag: str  # the lock's tag (lock_tag)
+    lock: tuple[str, ...]
+    pins: tuple[str, ...]
+    floors: tuple[Floor, ...]
+
+
 def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: str, plan: InstallPlan,
-           pip: PipSettings, cached: str, log: Callable[[str], None]
-           ) -> tuple[str, tuple[str, ...], tuple[str, ...]]:
-    """Build and commit the environment as `cached`; return its lock tag, lock and pins."""
+           pip: PipSettings, cached: str, hold_back: tuple[str, ...], log: Callable[[str], None]) -> _Built:
+    """Build and commit the environment as `cached`, with `hold_back` as constraints from the start."""
     files = dict(checkout.files)
     for step in (*plan.steps, *(s.fallback for s in plan.steps if s.fallback)):
         files.update({f"{BUILD_DIR}/{name}": text.encode() for name, text in step.files})
+    if hold_back:
+        files[PINS_FILE] = "".join(f"{pin}\n" for pin in hold_back).encode()
     spec = BuildSpec(base=base, files=files, extra_files=pip.files, allow_hosts=pip.hosts, env={**PIP_ENV, **pip.env})
-    log(f"environment: building on {base}; the build reaches only {', '.join(pip.hosts)}")
+    log(f"environment: building on {base}; the build reaches only {', '.join(pip.hosts)}"
+        + (f"; holding back {', '.join(hold_back)}" if hold_back else ""))
     with ExitStack() as boxes:
         box = boxes.enter_context(build_box(client, spec, lambda line: log(f"  | {line}")))
-        lock, imports = _install(box, plan, log)
+        lock, imports = _install(box, plan, log, pinned=bool(hold_back))
         pins = _report_drift(imports, log)
-        pins = () if plan.custom else pins  # the user's `setup` commands choose the versions
+        pins = () if plan.custom or hold_back else pins  # the user's `setup` commands choose the versions
         better = _pinned(client, spec, plan, pins, imports, boxes, log) if pins else None
         if better:
-            box, lock = better
+            box, lock, imports = better
         else:
-            pins = ()
-        labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock), PINS_LABEL: "\n".join(pins)}
+            pins = hold_back
+        floors = () if plan.custom else imports.floors
+        labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock), PINS_LABEL: "\n".join(pins),
+                  FLOORS_LABEL: "\n".join(floor.line() for floor in floors)}
         # Always this build's own image, never another project's with the same lock: the project's setup.py ran
         # in this build and may have written anywhere (a sitecustomize.py would run in the other's tests).
         repository, tag = cached.split(":")
         box.commit(repository, tag, labels)
     tag = lock_tag(python, lock)  # the newest build of this lock, for people; runs reuse by the inputs' tag
     client.images.get(cached).tag(*tag.split(":"))
-    return tag, lock, pins
+    return _Built(tag, lock, pins, floors)
 
 
 def ensure_base(client: docker.DockerClient, python: str, log: Callable[[str], None]) -> str:
@@ -281,20 +297,23 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
     for note in plan.notes:
         log(f"environment: {note}")
 
-    def done(image: str, built: bool, lock: tuple[str, ...] = (), pins: tuple[str, ...] = ()) -> Environment:
+    def done(image: str, built: bool, lock: tuple[str, ...] = (), pins: tuple[str, ...] = (),
+             floors: tuple[Floor, ...] = ()) -> Environment:
         return Environment(image=image, python=choice, plan=plan, pythonpath=python_path(checkout), built=built,
-                           setup_s=time.monotonic() - start, lock=lock, pins=pins)
+                           setup_s=time.monotonic() - start, lock=lock, pins=pins, floors=floors)
 
     if not plan.steps:
         log("environment: nothing to install; using the sandbox image as it is")
         return done(base, False)
     pip = pip_settings(plan.index_urls)
-    cached = cache_tag(client.images.get(base).id, choice.version, plan, pip)
+    hold_back = () if plan.custom else request.hold_back
+    cached = cache_tag(client.images.get(base).id, choice.version, plan, pip, hold_back)
     if image_exists(client, cached):
         log(f"environment: reusing {cached}")
         labels = client.images.get(cached).labels or {}
-        return done(cached, False, _label_lines(labels, LOCK_LABEL), _label_lines(labels, PINS_LABEL))
+        floors = tuple(f for f in map(Floor.parse, _label_lines(labels, FLOORS_LABEL)) if f)
+        return done(cached, False, _label_lines(labels, LOCK_LABEL), _label_lines(labels, PINS_LABEL), floors)
     log(f"environment: {len(plan.steps)} step(s) from {', '.join(plan.sources)}")
-    tag, lock, pins = _build(client, checkout, base, choice.version, plan, pip, cached, log)
-    log(f"environment: {tag} ready in {time.monotonic() - start:.1f} s ({len(lock)} packages)")
-    return done(cached, True, lock, pins)
+    built = _build(client, checkout, base, choice.version, plan, pip, cached, hold_back, log)
+    log(f"environment: {built.tag} ready in {time.monotonic() - start:.1f} s ({len(built.lock)} packages)")
+    return done(cached, True, built.lock, built.pins, built.floors)

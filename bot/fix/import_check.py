@@ -2,10 +2,11 @@
 checkout's package modules and test files, and report each import that failed inside an installed distribution
 (`cannot import name 'is_windows' from 'requests.compat'`) with the lowest version of that distribution the
 installed project declares, and how many imports failed for any reason. Writes
-`{"drift": [...], "failed": N, "modules": M}` to the file named by its second argument (not to stdout: the
-modules' own output goes there and to stderr, which the container's log may interleave with it). The further
-arguments name the project's own installed distributions (the lock script found them), whose requirements give
-the lowest versions.
+`{"drift": [...], "floors": [...], "failed": N, "modules": M}` to the file named by its second argument (not to
+stdout: the modules' own output goes there and to stderr, which the container's log may interleave with it). The
+further arguments name the project's own installed distributions (the lock script found them), whose requirements
+give the lowest versions; `floors` lists every declared dependency installed above its lowest declared version,
+with its top-level modules (a test that fails inside one of them may need the older release).
 
 Kept free of fixbot imports: bot/fix/environment.py sends this file's text to the container.
 """
@@ -55,6 +56,28 @@ def _modules():
 
 
 _OWNERS: dict = {}  # top-level name -> (distribution, version), filled once
+
+
+def _tops(dist):
+    """The top-level modules and packages a distribution installs."""
+    tops = set()
+    for path in dist.files or ():
+        parts = str(path).replace("\\", "/").split("/")
+        top = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0]
+        if top.isidentifier() and (len(parts) > 1 or parts[0].endswith(".py")):
+            tops.add(top)
+    return sorted(tops)
+
+
+def _floors(requires):
+    """Each declared dependency installed at a version above the lowest the project declares for it."""
+    floors = []
+    for dist in metadata.distributions():
+        name = dist.metadata["Name"]
+        lowest = _lowest(requires, name)
+        if lowest and lowest != dist.version and name not in PROJECT:
+            floors.append({"dist": name, "lowest": lowest, "version": dist.version, "modules": _tops(dist)})
+    return sorted(floors, key=lambda floor: floor["dist"].lower())
 
 
 def _owner(top):
@@ -134,7 +157,7 @@ def main():
         finally:
             signal.alarm(0)
     with open(OUT + ".tmp", "w") as out:
-        json.dump({"drift": found, "failed": failed, "modules": modules}, out)
+        json.dump({"drift": found, "floors": _floors(requires), "failed": failed, "modules": modules}, out)
     os.replace(OUT + ".tmp", OUT)
 
 

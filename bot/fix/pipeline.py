@@ -22,12 +22,13 @@ from sandbox.errors import SandboxError
 from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
 from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from .harness import RepoHarness, with_code
+from .hold_back import with_held_back
 from .locate import folders_of_tests, is_target_file, locate
 from .missing import described, missing_names, with_stubs
 from .pairs import next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
-from .reproduce import FixRun, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run
+from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run
 from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
 from .testrun import TestCommand
@@ -333,7 +334,8 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
                           round(time.monotonic() - started + ctx.setup_s, 2),
                           round(sum(a.prompt_eval_s for a in attempts), 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
-                         flaky=work.flaky, offline=work.offline, targets=tuple(work.ranked),
+                         flaky=work.flaky, offline=work.offline, held_back=work.held_back,
+                         targets=tuple(work.ranked),
                          repairs=tuple(work.swept + work.repairs), repository=checkout.root,
                          test_command=str(options.test_command), model=model, **more)
 
@@ -356,9 +358,12 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
 
 
 def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str, done) -> FixResult:
-    found = reproduce(ctx, work.files, options.test_command, log_failures=options.log_failures,
-                      suite_timeout_s=options.suite_timeout_s, test_timeout_s=options.test_timeout_s,
-                      deadline=deadline)
+    def reproduced(run: FixRun) -> Reproduced:
+        return reproduce(run, work.files, options.test_command, log_failures=options.log_failures,
+                         suite_timeout_s=options.suite_timeout_s, test_timeout_s=options.test_timeout_s,
+                         deadline=deadline)
+
+    found, work.held_back = with_held_back(ctx, reproduced(ctx), reproduced)
     work.before, work.flaky, work.test_timeout_s = found.before, found.flaky, found.test_timeout_s
     work.offline = found.offline
     work.failing = work.remaining = found.failing

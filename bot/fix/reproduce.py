@@ -11,6 +11,7 @@ from bot.failures import Failure
 from bot.llm import LLM
 from sandbox import Sandbox
 
+from .env_drift import Floor
 from .result import RunSummary
 from .testrun import TestCommand, run_tests
 from .types import TestRun
@@ -40,6 +41,8 @@ class FixRun:
     say: Callable[[str], None] = lambda message: None
     runs: list[RunSummary] = field(default_factory=list)
     tests_s: float = 0.0
+    floors: tuple[Floor, ...] = ()  # dependencies installed above the project's lowest declared version
+    rebuild: Callable[[tuple[str, ...]], Sandbox | None] | None = None  # a sandbox with those pins, or None
 
 
 def derived_test_timeout(run: TestRun, explicit: float | None) -> float:

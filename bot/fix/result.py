@@ -99,6 +99,7 @@ class FixResult:
     failures: tuple[Failure, ...] = ()
     flaky: tuple[str, ...] = ()
     offline: tuple[str, ...] = ()  # failing tests that tried to reach another machine: set aside, never fixed
+    held_back: tuple[str, ...] = ()  # `name==version` the tests ran with: tests failed inside newer releases
     targets: tuple[CodeTarget, ...] = ()
     repairs: tuple[TargetRepair, ...] = ()
     diff: str = ""
@@ -150,6 +151,11 @@ def to_markdown(result: FixResult) -> str:
     if result.offline:
         offline = [f"- `{t}`" for t in result.offline]
         lines += ["## Need the network (the sandbox has none; not fixed)", "", *offline, ""]
+    if result.held_back:
+        lines += ["## Dependencies held back", "",
+                  f"With the newest releases the project allows, tests failed inside them; the tests ran with "
+                  f"{', '.join(f'`{pin}`' for pin in result.held_back)}, the lowest the project declares, where fewer "
+                  "fail. Consider an upper bound, or adapting to the newer releases.", ""]
     if result.explanation:
         lines += ["## Root cause", "", result.explanation, ""]
     if result.diff:

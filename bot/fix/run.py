@@ -4,15 +4,21 @@ and `fixbot ci` both call `fix_checkout`."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import replace
 
-from sandbox import open_sandbox
+import docker
+
+from sandbox import Sandbox, open_sandbox
 from sandbox.containers import connect
 
 from ..llm.lazy import LazyModel
-from .environment import EnvRequest, prepare_environment
+from .environment import DependencyInstallFailed, EnvRequest, prepare_environment
 from .pipeline import FixOptions, FixRun, fix
 from .result import FixResult
 from .types import Checkout
+
+POOL_SIZE = 2
 
 
 def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_base: str | None = None,
@@ -20,11 +26,30 @@ def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_bas
                  say: Callable[[str], None]) -> FixResult:
     """The pipeline with its run-time dependencies: the environment image, the sandbox, the (lazy) model."""
     client = connect()
-    env = prepare_environment(checkout, env_request or EnvRequest(), client=client, log=lambda m: say("  " + m))
+    request = env_request or EnvRequest()
+    env = prepare_environment(checkout, request, client=client, log=lambda m: say("  " + m))
     llm = LazyModel(model, api_base=api_base, api_key=api_key, say=say)
     try:
-        with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
-            run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=say)
+        with ExitStack() as sandboxes:
+            sandbox = sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE))
+            run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=say,
+                         floors=env.floors,
+                         rebuild=_rebuilder(client, checkout, request, sandboxes, say) if env.floors else None)
             return fix(checkout, run, options, model=model)
     finally:
         llm.close()
+
+
+def _rebuilder(client: docker.DockerClient, checkout: Checkout, request: EnvRequest, sandboxes: ExitStack,
+               say: Callable[[str], None]) -> Callable[[tuple[str, ...]], Sandbox | None]:
+    """The environment built again with some dependencies held back (bot/fix/hold_back.py), as a sandbox that
+    `sandboxes` closes; None when those versions do not install."""
+    def rebuild(pins: tuple[str, ...]) -> Sandbox | None:
+        try:
+            env = prepare_environment(checkout, replace(request, hold_back=pins), client=client,
+                                      log=lambda m: say("  " + m))
+        except DependencyInstallFailed as exc:
+            say(f"  that does not install ({exc.last_line}); keeping the newest versions")
+            return None
+        return sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE))
+    return rebuild

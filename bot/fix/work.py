@@ -29,6 +29,7 @@ class Work:
     failing: frozenset[str] = frozenset()
     flaky: tuple[str, ...] = ()
     offline: tuple[str, ...] = ()  # failing tests that need the network (the sandbox has none): never to fix
+    held_back: tuple[str, ...] = ()  # `name==version` the environment was rebuilt with (bot/fix/hold_back.py)
     test_timeout_s: float = 10.0
     run: TestRun | None = None  # the last whole-suite run of `files`
     remaining: frozenset[str] = frozenset()
