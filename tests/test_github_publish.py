@@ -257,6 +257,15 @@ def test_the_body_keeps_repository_text_inert(github_double: GitHubDouble, world
         failure, test_id="tests/test_x.py::test[@octocat]"),)))
 
 
+def test_the_body_says_which_dependencies_the_suite_ran_held_back_at(github_double: GitHubDouble, world: dict):
+    after = BEFORE.replace("if score > 90:", "if score >= 90:")
+    result = dataclasses.replace(fix_result(BEFORE, after), held_back=("requests==2.3.0",))
+    world["head"] = github_double.seed({PATH: BEFORE.encode(), "tests/test_gradebook.py": TESTS})
+    publish_fix(world, result=result, files_after={PATH: after.encode()})
+    text = github_double.repo.pulls[-1]["body"]
+    assert "#### Dependencies held back" in text and "The suite ran with `requests==2.3.0`" in text
+
+
 def test_a_huge_diff_is_cut_to_githubs_body_limit(github_double: GitHubDouble, world: dict):
     before = "".join(f"LIMIT_{i} = {i}\n" for i in range(4000))
     after = before.replace(" = ", " = 1 + ")  # every line changes: a diff of ~110,000 characters

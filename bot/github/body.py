@@ -129,6 +129,12 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
         failures += [f"- … and {len(result.failures) - _MAX_FAILURES} more", ""]
     cause = ["#### Root cause", "", fence(clip(result.explanation, _EXPLANATION_CHARS), "text"), ""] \
         if result.explanation.strip() else []
+    if result.held_back:  # the green suite was this environment's: the maintainer's newest installs fail more
+        pins = ", ".join(code(pin) for pin in result.held_back)
+        cause += ["#### Dependencies held back", "",
+                  f"The suite ran with {pins}, the lowest version the project declares: with the newest release "
+                  "the project allows, tests failed inside it. Consider an upper bound, or adapting to the newer "
+                  "release.", ""]
     tail = _attempts(result) + _runs(result) + [f"Model: {code(result.model)}", "", marker(signature), ""]
     before, after = head + failures + cause, tail
     budget = BODY_LIMIT - _MARGIN - len("\n".join(before + after))
