@@ -116,3 +116,19 @@ def test_hold_back_names_each_distribution_once_and_only_for_tests_still_failing
     assert wanted is not None and wanted.pins == ("requests==2.3.0",)
     assert wanted.tests == ("tests/test_x.py::test_y", "tests/test_x.py::test_z")
     assert to_hold_back([one], frozenset(), [REQUESTS]) is None
+
+
+def test_fixbot_env_prints_what_could_be_held_back(tmp_path, docker_client):
+    from tests.conftest import run_fixbot
+    from tests.test_fix_environment import _repo
+
+    files = {path: text.decode() for path, text in project(SPACED).files.items()}
+    root = _repo(tmp_path / "tinyhttp", {**files, "tox.ini": "[tox]\nenvlist = py39\n"})
+    proc = run_fixbot("env", str(root))
+    image = proc.stdout.split("ready:   ")[1].split()[0] if "ready:   " in proc.stdout else None
+    try:
+        assert proc.returncode == 0, proc.stdout + proc.stderr
+        assert "newer:   requests " in proc.stdout and "(declared >= 2.3.0)" in proc.stdout, proc.stdout
+    finally:
+        if image:
+            docker_client.images.remove(image, force=True)
