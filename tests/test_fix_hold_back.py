@@ -132,3 +132,31 @@ def test_fixbot_env_prints_what_could_be_held_back(tmp_path, docker_client):
     finally:
         if image:
             docker_client.images.remove(image, force=True)
+
+
+class Closable:
+    closed = False
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_an_older_release_that_breaks_the_suite_keeps_the_newest_without_an_error():
+    from bot.fix.reproduce import Reproduced, SuiteCrashed
+    from bot.fix.types import TestRun
+
+    site = "/usr/lib/python3/dist-packages"
+    failing = failure("tests/test_x.py", f"{site}/requests/models.py")
+    run = TestRun(command=("pytest",), exit_code=1, passed=frozenset(), failed=frozenset({failing.test_id}),
+                  failures=(failing,), duration_s=1.0, output="")
+    found = Reproduced(run, frozenset({failing.test_id}), (), 5.0)
+    newest, older, lines = Closable(), Closable(), []
+
+    def crashes(ctx):
+        raise SuiteCrashed("pytest stopped before reporting any test: ImportError")
+
+    ctx = FixRun(llm=ScriptedLLM([]), sandbox=newest, say=lines.append, floors=(REQUESTS,),
+                 rebuild=lambda pins: older)
+    assert with_held_back(ctx, found, crashes) == (found, ())
+    assert ctx.sandbox is newest and older.closed and not newest.closed
+    assert "the suite does not run (pytest stopped before reporting any test" in "\n".join(lines)

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from bot.failures import Failure
 
 from .env_drift import Floor
-from .reproduce import FixRun, Reproduced
+from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout
 
 SITE_DIRS = ("/site-packages/", "/dist-packages/")
 
@@ -82,13 +82,20 @@ def with_held_back(ctx: FixRun, found: Reproduced, reproduce_in: Callable[[FixRu
         return found, ()
     newest = ctx.sandbox
     ctx.sandbox = sandbox
-    again = reproduce_in(ctx)
-    if better(found, again):
+    try:
+        again: Reproduced | None = reproduce_in(ctx)
+    except (SuiteCrashed, SuiteTimeout) as exc:  # the older release breaks the suite: not better, not an error
+        ctx.say(f"  with {', '.join(wanted.pins)}, the suite does not run ({exc})")
+        again = None
+    if again is not None and better(found, again):
         ctx.say(f"  with {', '.join(wanted.pins)}, {len(found.before.failed) - len(again.before.failed)} fewer "
                 "test(s) fail and all that passed still pass: using it")
         newest.close()
         return again, wanted.pins
-    ctx.say(f"  with {', '.join(wanted.pins)}, not fewer tests fail: keeping the newest versions")
+    if again is not None:
+        ctx.say(f"  with {', '.join(wanted.pins)}, not fewer tests fail: keeping the newest versions")
+    else:
+        ctx.say("  keeping the newest versions")
     ctx.sandbox = newest
     sandbox.close()
     return found, ()
