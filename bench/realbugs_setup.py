@@ -53,9 +53,10 @@ def one_line(text: str) -> str:
 
 def forget_environment(client, python: str, plan: InstallPlan) -> bool:
     """Untag the cached environment prepare_environment would look up for this Python and plan (its `-in-` tag),
-    so that the next call builds it: the first set-up is measured as a new user meets it. The image itself stays
-    under its lock tag, and a tag that a running container was started by is left alone (its process may start
-    more). True when the next call will build."""
+    so that the next call builds it: the first set-up is measured as a new user meets it. When no container was
+    started from the image, its other tags go too (the new build takes the lock tag, and the old image would be
+    left dangling); a tag that a running container was started by is left alone (its process may start more).
+    True when the next call will build."""
     from docker.errors import APIError, ImageNotFound
 
     if not plan.steps:
@@ -69,7 +70,10 @@ def forget_environment(client, python: str, plan: InstallPlan) -> bool:
         # "ancestor" matches the image by id, under any of its tags; only this tag's users matter
         if any(c.get("Image") == cached for c in client.api.containers(filters={"ancestor": cached})):
             return False
-        client.images.remove(cached, noprune=True)
+        used = client.api.containers(all=True, filters={"ancestor": cached})
+        tags = [cached] if used else client.images.get(cached).tags
+        for tag in tags:
+            client.images.remove(tag, noprune=True)
     except ImageNotFound:
         pass
     except APIError:
