@@ -344,7 +344,7 @@ def test_fixbot_env_shows_the_plan_then_builds_and_reuses(tmp_path, docker_clien
         assert "  tabulate==0.9.0 --hash=sha256:" in built_now.stdout and "six==1.16.0" in built_now.stdout
         assert "(cached)" in again.stdout and "reusing" in again.stdout
     finally:
-        docker_client.images.remove(image, force=True)
+        docker_client.images.remove(docker_client.images.get(image).id, force=True)  # every tag: none left dangling
 
 
 @pytest.mark.docker  # a fixbot subprocess runs the sandbox

@@ -131,7 +131,7 @@ def test_fixbot_env_prints_what_could_be_held_back(tmp_path, docker_client):
         assert "newer:   requests " in proc.stdout and "(declared >= 2.3.0)" in proc.stdout, proc.stdout
     finally:
         if image:
-            docker_client.images.remove(image, force=True)
+            docker_client.images.remove(docker_client.images.get(image).id, force=True)  # every tag
 
 
 class Closable:
