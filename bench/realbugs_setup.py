@@ -68,9 +68,9 @@ def forget_environment(client, python: str, plan: InstallPlan) -> bool:
     cached = cache_tag(base_id, python, plan, pip_settings(plan.index_urls))
     try:
         # "ancestor" matches the image by id, under any of its tags; only this tag's users matter
-        if any(c.get("Image") == cached for c in client.api.containers(filters={"ancestor": cached})):
-            return False
         used = client.api.containers(all=True, filters={"ancestor": cached})
+        if any(c.get("Image") == cached and c.get("State") == "running" for c in used):
+            return False
         tags = [cached] if used else client.images.get(cached).tags
         for tag in tags:
             client.images.remove(tag, noprune=True)

@@ -67,8 +67,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "requirements files, tox deps), where the build may connect to, and the cached image; then "
                     "builds it (or reuses it), exactly as `fixbot fix` does before repairing. A dependency too new "
                     "for the checkout (one of its modules cannot import a name from it) is held at the lowest "
-                    "version the project declares, and printed as pinned; so is one that failing tests raise inside, "
-                    "when `fixbot fix` finds fewer tests fail with the declared version (printed as newer).")
+                    "version the project declares, and printed as pinned. A dependency installed above the version the "
+                    "project declares is printed as newer: `fixbot fix` goes back to the declared version when "
+                    "failing tests raise inside it and fewer fail that way.")
     parser.add_argument("path", metavar="PATH", help="the repository's top directory")
     add_env_args(parser)
     parser.add_argument("--dry-run", action="store_true", help="print the plan; build nothing")

@@ -58,23 +58,27 @@ def _modules():
 _OWNERS: dict = {}  # top-level name -> (distribution, version), filled once
 
 
+def _top(path):
+    """The top-level name a distribution's file lies under ("requests" for requests/utils.py, "six" for six.py)
+    and whether it is code one imports by that name (a package's file or a top-level module)."""
+    parts = str(path).replace("\\", "/").split("/")
+    if len(parts) == 1 and parts[0].endswith(".py"):
+        return parts[0][:-3], True
+    return parts[0], len(parts) > 1
+
+
 def _tops(dist):
     """The top-level modules and packages a distribution installs."""
-    tops = set()
-    for path in dist.files or ():
-        parts = str(path).replace("\\", "/").split("/")
-        top = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0]
-        if top.isidentifier() and (len(parts) > 1 or parts[0].endswith(".py")):
-            tops.add(top)
+    tops = {top for top, importable in map(_top, dist.files or ()) if importable and top.isidentifier()}
     return sorted(tops)
 
 
-def _floors(requires):
+def _floors(lowests):
     """Each declared dependency installed at a version above the lowest the project declares for it."""
     floors = []
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
-        lowest = _lowest(requires, name)
+        lowest = _lowest(lowests, name)
         if lowest and lowest != dist.version and name not in PROJECT:
             floors.append({"dist": name, "lowest": lowest, "version": dist.version, "modules": _tops(dist)})
     return sorted(floors, key=lambda floor: floor["dist"].lower())
@@ -85,9 +89,7 @@ def _owner(top):
     if not _OWNERS:
         for dist in metadata.distributions():
             for path in dist.files or ():
-                parts = str(path).replace("\\", "/").split("/")
-                key = parts[0][:-3] if len(parts) == 1 and parts[0].endswith(".py") else parts[0]
-                _OWNERS.setdefault(key, (dist.metadata["Name"], dist.version))
+                _OWNERS.setdefault(_top(path)[0], (dist.metadata["Name"], dist.version))
     return _OWNERS.get(top)
 
 
@@ -98,25 +100,31 @@ def _requires(name):
         return []
 
 
-def _lowest(requires, dist_name):
-    """The lowest version `requires` allows for dist_name (from >=, ~=, ==), if it names one."""
+def _lowests(requires):
+    """Canonical distribution name -> the lowest version `requires` allows for it (from >=, ~=, ==), parsed once."""
     from pip._vendor.packaging.requirements import Requirement
     from pip._vendor.packaging.utils import canonicalize_name
     from pip._vendor.packaging.version import Version
-    lowest = None
+    lowests = {}
     for text in requires:
         try:
             req = Requirement(text)
-            if canonicalize_name(req.name) != canonicalize_name(dist_name):
-                continue
             if req.marker is not None and not req.marker.evaluate({"extra": ""}):
                 continue
         except Exception:
             continue
+        name = canonicalize_name(req.name)
         for spec in req.specifier:
             if spec.operator in (">=", "~=", "==") and "*" not in spec.version:
                 version = Version(spec.version)
-                lowest = version if lowest is None or version > lowest else lowest
+                lowests[name] = max(version, lowests.get(name, version))
+    return lowests
+
+
+def _lowest(lowests, dist_name):
+    """The lowest version the project declares for dist_name, if it names one."""
+    from pip._vendor.packaging.utils import canonicalize_name
+    lowest = lowests.get(canonicalize_name(dist_name))
     return str(lowest) if lowest is not None else None
 
 
@@ -133,7 +141,7 @@ def _drift(error):
 
 def main():
     signal.signal(signal.SIGALRM, _on_alarm)
-    requires = [text for name in PROJECT for text in _requires(name)]
+    lowests = _lowests([text for name in PROJECT for text in _requires(name)])
     found, seen, failed, modules = [], set(), 0, 0
     for root in (os.path.join(SRC, "src"), SRC):  # where the test runs import the project from
         if os.path.isdir(root):
@@ -153,11 +161,11 @@ def main():
                 if owner and owner[0] not in PROJECT and (module, drift) not in seen:
                     seen.add((module, drift))
                     found.append({"module": module, "name": drift[1], "from": drift[0], "dist": owner[0],
-                                  "version": owner[1], "lowest": _lowest(requires, owner[0])})
+                                  "version": owner[1], "lowest": _lowest(lowests, owner[0])})
         finally:
             signal.alarm(0)
     with open(OUT + ".tmp", "w") as out:
-        json.dump({"drift": found, "floors": _floors(requires), "failed": failed, "modules": modules}, out)
+        json.dump({"drift": found, "floors": _floors(lowests), "failed": failed, "modules": modules}, out)
     os.replace(OUT + ".tmp", OUT)
 
 
