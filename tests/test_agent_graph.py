@@ -104,6 +104,20 @@ def test_iteration_budget_stops_the_loop():
     assert len(result.attempts) == 2 and len(llm.calls) == 2
 
 
+def test_answers_that_leave_the_function_unchanged_give_the_target_up():
+    unchanged = f"```python\n{BUGGY}```"
+    result, llm, harness = run([unchanged, WRONG, unchanged, FIXED], unchanged=2)
+    assert result.status == "not_fixed" and result.stop_reason == "unchanged"
+    assert [a.outcome for a in result.attempts] == ["repeat", "failed", "repeat"]  # not in a row: counted in all
+    assert len(llm.calls) == 3 and len(harness.checked) == 1  # only WRONG: an unchanged answer is never run
+    # a repeat of an earlier attempt is not the model finding nothing to mend: it does not count
+    result, llm, _ = run([WRONG, WRONG, FIXED], unchanged=1)
+    assert result.status == "fixed" and [a.outcome for a in result.attempts] == ["failed", "repeat", "passed"]
+    # without the budget (HumanEvalFix's one target) the model is asked again
+    result, _, _ = run([unchanged, unchanged, FIXED])
+    assert result.status == "fixed"
+
+
 def test_token_budget_stops_the_loop():
     result, llm, _ = run([WRONG, FIXED], tokens=10)
     assert result.status == "not_fixed" and result.stop_reason == "tokens" and len(llm.calls) == 1

@@ -208,9 +208,8 @@ from pkg.util import helper
 
 
 def outer(xs, double=False):
-    if double:
-        return helper(xs)
-    return list(xs)
+    ys = list(xs)
+    return helper(ys) if double else ys
 ''',
     "tests/test_report.py": '''\
 from pkg.report import outer
@@ -242,6 +241,45 @@ def test_a_buggy_helper_in_another_module_ranks_first_by_spectrum(tmp_path):
     # without coverage only the assertion's call is left to go on
     no_cov = dataclasses.replace(run, coverage=None)
     assert where(locate(checkout, no_cov, run.failures)) == ["pkg/report.py::outer"]
+
+
+def test_a_branch_only_the_failing_test_takes_outranks_a_helper_fewer_tests_run(tmp_path):
+    # the spectrum is read per line: `process` runs in every test (0.58 as a whole, which ranked the helper `lower`
+    # first at 0.71), but its `kind == "flag"` branch, where the bug is, runs only in the failing test
+    files = {"pkg/__init__.py": "", "pkg/util.py": "def lower(s):\n    return s.lower()\n",
+             "pkg/steps.py": '''\
+from pkg.util import lower
+
+
+def process(kind, value):
+    value = value.strip()
+    if kind == "int":
+        return int(value)
+    if kind == "flag":
+        return lower(value) == "yes"
+    return lower(value)
+''',
+             "tests/test_steps.py": '''\
+from pkg.steps import process
+
+
+def test_int():
+    assert process("int", " 4 ") == 4
+
+
+def test_text():
+    assert process("text", " A ") == "a"
+
+
+def test_flag():
+    assert process("flag", "true") is True
+'''}
+    checkout, run = run_repo(tmp_path, files)
+    assert run.failed == {"tests/test_steps.py::test_flag"}
+    targets = locate(checkout, run, run.failures)
+    assert where(targets) == ["pkg/steps.py::process", "pkg/util.py::lower"]
+    assert "ochiai 1.00 (1 failing, 0 passing tests ran line 9)" in targets[0].reasons
+    assert "ochiai 0.71 (1 failing, 1 passing tests ran it)" in targets[1].reasons
 
 
 CART = {
@@ -281,6 +319,42 @@ def test_a_method_called_in_the_assertion(tmp_path):
     no_cov = locate(checkout, dataclasses.replace(run, coverage=None), run.failures)
     assert where(no_cov)[0] == "shop/cart.py::Cart.total"
     assert locate(checkout, run, run.failures, limit=1) == targets[:1]
+
+
+FILTER = {
+    "pkg/__init__.py": "",
+    "pkg/filters.py": '''\
+def match_one(part, record):
+    key, _, wanted = part.partition("=")
+    if not wanted:
+        return record.get(key) is not None
+    return str(record.get(key)) == wanted
+
+
+def match_all(spec, record):
+    """Whether the record matches every `key=value` (or bare `key`) part of spec."""
+    return all(match_one(part, record) for part in spec.split("&"))
+''',
+    "tests/test_filters.py": '''\
+from pkg.filters import match_all
+
+
+def test_a_false_flag_does_not_match():
+    assert not match_all("live", {"live": False})
+''',
+}
+
+
+def test_a_one_statement_wrapper_ranks_after_the_function_it_delegates_to(tmp_path):
+    # the test calls match_all, which only hands each part to match_one; both ran in the one failing test only
+    checkout, run = run_repo(tmp_path, FILTER)
+    targets = locate(checkout, run, run.failures)
+    assert where(targets) == ["pkg/filters.py::match_one", "pkg/filters.py::match_all"]
+    assert targets[0].score == 1.0 and targets[1].score == 1.01  # the same spectrum; the call would put it first
+    assert "a one-statement wrapper of a suspect function" in targets[1].reasons
+    # without coverage the wrapper is all the assertion names: nothing to delegate to, so it stays
+    no_cov = locate(checkout, dataclasses.replace(run, coverage=None), run.failures)
+    assert where(no_cov) == ["pkg/filters.py::match_all"]
 
 
 @pytest.mark.parametrize(("source", "line", "span"), [

@@ -23,7 +23,7 @@ from .code import changed_lines, code_hash, faithful, signature_problem
 from .context import REPEAT_BOOST, AgentContext, temperature
 from .options import SAMPLE_TEMPERATURE
 from .search import search as search_around
-from .state import END, AgentState, Cost, Pending, Problem, Sample, Seen, as_pending
+from .state import END, ORIGINAL_SEEN, AgentState, Cost, Pending, Problem, Sample, Seen, as_pending
 from .types import Attempt, Node, Outcome, StopReason, TestOutcome
 
 MAX_HINTS = 4
@@ -92,6 +92,8 @@ def candidate(node: Node, done: Completion, temp: float, code: str | None, probl
     pending = answered(node, done, temp, code, problem, detail, before, answer)
     update: AgentState = {"iteration": state["iteration"] + 1, "pending": pending,
                           "tokens": state["tokens"] + done.processed_tokens}
+    if problem == "repeat" and code is not None and state["seen"].get(code_hash(code)) == ORIGINAL_SEEN:
+        update["unchanged"] = state.get("unchanged", 0) + 1
     if problem is not None:  # an untestable answer is an attempt too: it cost a model call
         outcome = unusable(problem)
         said = done.text or "\n".join(c.arguments for c in done.tool_calls)  # a tool call's answer is its arguments
@@ -190,6 +192,8 @@ def spent(state: AgentState, ctx: AgentContext) -> StopReason | None:
         return "iterations"
     if state["tokens"] >= b.tokens:
         return "tokens"
+    if b.unchanged is not None and state.get("unchanged", 0) >= b.unchanged:
+        return "unchanged"
     if time.monotonic() - state["started"] >= b.wall_s:
         return "time"
     return None

@@ -37,7 +37,8 @@ class RepairOptions:
 
 
 # what `fixbot fix` and `fixbot ci` use when nothing is asked: the search on, several answers per call
-FIX_REPAIR = RepairOptions(samples=FIX_SAMPLES, search=SearchOptions())
+FIX_UNCHANGED = 2  # answers that are the function unchanged before `fixbot fix` moves on to the next target
+FIX_REPAIR = RepairOptions(budgets=Budgets(unchanged=FIX_UNCHANGED), samples=FIX_SAMPLES, search=SearchOptions())
 
 
 def samples_for(agent: AgentName, default: int) -> int:

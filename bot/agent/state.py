@@ -94,6 +94,7 @@ class Cost:
 class AgentState(TypedDict, total=False):
     iteration: int  # model calls so far
     tokens: int  # prompt + completion tokens so far
+    unchanged: int  # answers that were the original function unchanged (Budgets.unchanged)
     started: float  # time.monotonic() at the start
     current: str  # the latest tested (failing) candidate: what reflect revises
     feedback: str  # its failure

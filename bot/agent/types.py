@@ -13,7 +13,7 @@ AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat"]
 Status = Literal["fixed", "not_fixed"]
-StopReason = Literal["passed", "iterations", "tokens", "time"]
+StopReason = Literal["passed", "iterations", "tokens", "time", "unchanged"]
 
 
 @dataclass(frozen=True)
@@ -61,6 +61,9 @@ class Budgets:
     tokens: int = 40_000  # processed by the model in all calls: prompts' uncached parts and answers
     wall_s: float = 600.0
     max_tokens_per_call: int = 400
+    # answers that were the function unchanged, after which the target is given up: the model sees nothing to mend
+    # there, and in `fixbot fix` the next ranked target gets the time (None: never; HumanEvalFix has one target)
+    unchanged: int | None = None
 
 
 class Judge(Protocol):

@@ -4,14 +4,16 @@ A target is never test code: test files and folders, conftest.py, installed pack
 `test_roots` the caller names (the test command's paths, the failing tests' files); those can still be read as
 the tests' own code.
 
-Four signals, each a term of the score `100·broken + 10·frame + ochiai + 0.01·named`:
+The signals (the score shown is `100·broken + 10·frame + ochiai + 0.1·read + 0.01·named`):
 - broken (0/1): a syntax error that stopped collection is inside the function; nothing runs until it is fixed.
 - frame (1/(1+k)): the function is the k-th distinct project function from the deepest traceback frame, so an
   exception raised in project code points at the function that raised it (max over failures). A frame in a
   lambda of a module-level table (`in <lambda>`) points at that assignment.
-- ochiai (0..1): spectrum from per-test coverage; reaches a buggy helper that no frame names. An assignment
-  scores as its best lambda, each lambda of a table being a small function of its own (the rest of the statement
-  runs at import, outside any test).
+- ochiai (0..1): spectrum from per-test coverage, read per line: a span scores as its most suspicious line, so
+  that the branch only the failing tests take stands out in a function that every test calls (youtube-dl's
+  `process_ie_result`); it reaches a buggy helper that no frame names. An assignment scores as its best lambda,
+  each lambda of a table being a small function of its own (the rest of the statement runs at import, outside
+  any test).
 - read (0..1): an assignment that a suspect function (one with a frame or a spectrum score) reads, as strong as
   its strongest reader: a module constant by its name in the same module, a class attribute as `self.a` or
   `cls.a` in a method of its class or, when the failing test names its class, in any method (an extractor's
@@ -21,9 +23,16 @@ Four signals, each a term of the score `100·broken + 10·frame + ochiai + 0.01�
 - named (0..1): the share of failures whose failing assertion (1) or, failing that, test body (0.5) calls the
   function or names the constant; it matters when an assertion fails in the test itself and there is no
   coverage.
-Targets are ordered lexicographically by those terms (then path and line, for determinism), so a term only
-breaks ties of the ones before it: a helper with Ochiai 1.0 beats the function the assertion calls (< 1.0,
-since a passing test runs it too), and a raising frame beats any spectrum score.
+- delegate (0/1): a function whose body is one statement calling another suspect function that scores as high on
+  the terms above it (`return all(_match_one(p, d) for p in ...)`). Such a wrapper is what the test calls, so
+  `named` would put it first, but it holds little code to be wrong (the mutation search covers its one-edit
+  fixes) and the model, shown it, mostly answers it unchanged: the function it delegates to goes first.
+- mass: how many of the span's lines score its Ochiai; among equals, more suspect lines rank first (a helper's
+  one line that every caller runs against a whole branch that only the failing tests take).
+Targets are ordered lexicographically by broken, frame, ochiai, delegate, read, named and mass (then path and
+line, for determinism), so a term only breaks ties of the ones before it: a helper with Ochiai 1.0 beats the
+function the assertion calls (< 1.0, since a passing test runs it too), and a raising frame beats any spectrum
+score.
 """
 from __future__ import annotations
 
@@ -64,10 +73,13 @@ class _Evidence:
     ochiai: float = 0.0
     read: float = 0.0
     named: float = 0.0
+    delegate: bool = False
+    mass: int = 0
     reasons: list[str] = field(default_factory=list)
 
     def key(self) -> tuple:
-        return (-self.broken, -self.frame, -self.ochiai, -self.read, -self.named, self.path, self.span.start)
+        return (-self.broken, -self.frame, -self.ochiai, self.delegate, -self.read, -self.named, -self.mass,
+                self.path, self.span.start)
 
     def suspect(self) -> bool:
         return bool(self.broken or self.frame or self.ochiai or self.read or self.named)
@@ -105,6 +117,7 @@ class _Files:
         self.tree = cache(self._tree)
         self.spans = cache(self._spans)
         self.reads = cache(self._reads)
+        self.delegates_to = cache(self._delegates_to)
         self.relative = cache(self._relative)
 
     def _text(self, path: str) -> str | None:
@@ -134,11 +147,26 @@ class _Files:
                  else [r for r in lambdas if s.start <= r.start and r.stop - 1 <= s.end])
                 for s in code_spans(self.text(path) or "")]
 
+    def _function(self, path: str, span: Span) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        tree = self.tree(path)
+        return next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
+                     and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == span.start), None) if tree else None
+
+    def _delegates_to(self, path: str, span: Span) -> frozenset[str]:
+        """The names a function calls when its body (after any docstring) is one `return` or expression statement,
+        else nothing."""
+        node = self._function(path, span)
+        body = node.body if node else []
+        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+                and isinstance(body[0].value.value, str):
+            body = body[1:]
+        if len(body) != 1 or not isinstance(body[0], (ast.Return, ast.Expr)):  # `try:` is one statement too
+            return frozenset()
+        return frozenset(kind_name[1] for kind_name in _names(body) if kind_name[0] in ("name", "attr"))
+
     def _reads(self, path: str, span: Span) -> tuple[frozenset[str], frozenset[str]]:
         """What a function reads: names, and attributes of `self`/`cls`."""
-        tree = self.tree(path)
-        node = next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == span.start), None) if tree else None
+        node = self._function(path, span)
         if node is None:
             return frozenset(), frozenset()
         walked = list(ast.walk(node))
@@ -206,10 +234,10 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
                 ev.named += weight / len(failures)
                 if f"called by {failure.test_id}" not in ev.reasons:
                     ev.reasons.append(f"called by {failure.test_id}")
-    for path, span, score, ef, ep in _spectrum(files, run):
+    for path, span, (score, ef, ep, _), mass, where in _spectrum(files, run):
         ev = evidence(path, span)
-        ev.ochiai = score
-        ev.reasons.append(f"ochiai {score:.2f} ({ef} failing, {ep} passing tests ran it)")
+        ev.ochiai, ev.mass = score, mass
+        ev.reasons.append(f"ochiai {score:.2f} ({ef} failing, {ep} passing tests ran {where})")
     classes = {name for f in failures if not _is_syntax(f) for part in _test_reads(files, f)[:2] for _, name in part}
     for path, span, reader, direct in _read_by(files, list(found.values()), classes):
         ev = evidence(path, span)
@@ -219,8 +247,23 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
             ev.reasons.append(f"read by {reader.span.qualname}")
         if direct:  # the test's own class's attribute, read by the code it ran: right after that code
             ev.frame, ev.ochiai = max(ev.frame, reader.frame * NEXT), max(ev.ochiai, reader.ochiai * NEXT)
-    ranked = sorted((e for e in found.values() if e.suspect()), key=_Evidence.key)
+    suspects = [e for e in found.values() if e.suspect()]
+    _mark_delegates(files, suspects)
+    ranked = sorted(suspects, key=_Evidence.key)
     return [e.target() for e in ranked[:limit]]
+
+
+def _mark_delegates(files: _Files, suspects: list[_Evidence]) -> None:
+    """Set `delegate` on each one-statement function that calls a suspect function at least as strong as itself
+    (see `delegate` above)."""
+    functions = [e for e in suspects if e.span.kind == "function"]
+    for ev in functions:
+        called = files.delegates_to(ev.path, ev.span)
+        strong = (ev.broken, ev.frame, ev.ochiai)
+        if any(other is not ev and other.span.qualname.rsplit(".", 1)[-1] in called
+               and (other.broken, other.frame, other.ochiai) >= strong for other in functions):
+            ev.delegate = True
+            ev.reasons.append("a one-statement wrapper of a suspect function")
 
 
 def _is_syntax(failure: Failure) -> bool:
@@ -377,8 +420,11 @@ def covered_lines(checkout: Checkout, run: TestRun, path: str) -> dict[int, froz
     return {}
 
 
-def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, float, int, int]]:
-    """Ochiai per project span that a failing test executed: failed(f) / sqrt(total_failed · executed(f))."""
+def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, tuple[float, int, int, int], int, str]]:
+    """Per project span that a failing test executed: its most suspicious line's Ochiai, failed(l) /
+    sqrt(total_failed · executed(l)), with that line's failing and passing counts and number, how many of its
+    lines score that high, and which lines those are in words ("it" when all it ran). A line, not the whole
+    function: a branch that only the failing tests take stands out in a function that every test calls."""
     if not run.coverage or not run.failed:
         return []
     out = []
@@ -387,12 +433,17 @@ def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, float, int, 
         if path is None:
             continue
         for span, groups in files.spans(path):
-            scores = []
-            for ran in groups:
-                tests = {_PHASE.sub("", t) for n in ran for t in lines.get(n, ())}
-                ef, ep = len(tests & run.failed), len(tests & run.passed)
-                if ef:
-                    scores.append((ef / math.sqrt(len(run.failed) * (ef + ep)), ef, ep))
+            scores = [(*s, n) for group in groups for n in group if (s := _ochiai(run, lines.get(n, ())))]
             if scores:
-                out.append((path, span, *max(scores)))
+                best = max(scores, key=lambda s: (s[0], -s[3]))  # the first line of the best ones
+                mass = sum(1 for s in scores if s[0] == best[0])
+                out.append((path, span, best, mass, "it" if mass == len(scores) else
+                            f"line {best[3]}" + (f" and {mass - 1} more as suspect" if mass > 1 else "")))
     return out
+
+
+def _ochiai(run: TestRun, ran: Iterable[str]) -> tuple[float, int, int] | None:
+    """Ochiai of a line run by the tests `ran` (coverage's context names), None when no failing test ran it."""
+    tests = {_PHASE.sub("", t) for t in ran}
+    ef, ep = len(tests & run.failed), len(tests & run.passed)
+    return (ef / math.sqrt(len(run.failed) * (ef + ep)), ef, ep) if ef else None

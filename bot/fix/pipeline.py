@@ -139,6 +139,9 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
     fixed = part.expand(result.final_code) if part is not None and result.final_code is not None \
         else result.final_code
     status: RepairStatus = "fixed" if fixed is not None else "not_fixed"
+    if result.stop_reason == "unchanged":
+        ctx.say(f"  the model answered with {spans[0].qualname} unchanged {options.repair.budgets.unchanged} times: "
+                "it sees nothing to mend there; going on")
     return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
 
 
