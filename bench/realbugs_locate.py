@@ -4,8 +4,9 @@ instead of hours of `fixbot fix`.
 
 For each bug: the test environment as `fixbot fix` builds it (cached), the bug's test files at `bug-N` in the
 sandbox with per-test coverage, then `locate` on the failures as the pipeline calls it. A bug's rank is the
-position of the first ranked target that the developers' fix (`bug-N` → `fix-N`) changes: a function by its
-qualname, a class attribute by its class. `fixbot fix` sweeps and repairs the top MAX_TARGETS (4) by default.
+position of the first ranked target whose code the developers' fix (`bug-N` → `fix-N`) changes (a comment
+they edited does not count): a function by its qualname, a class attribute by its class. `fixbot fix` sweeps
+and repairs the top MAX_TARGETS (4) by default.
 
 Records go to OUT/locate.jsonl (one per bug, resumable: a re-run skips recorded bugs unless --force).
 --against OTHER prints the bugs whose rank differs from OTHER's records (the same bench at another commit, run
@@ -17,10 +18,13 @@ in a git worktree into another OUT), and both totals.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import subprocess
 import sys
 import time
+import tokenize
+from collections.abc import Mapping
 from pathlib import Path
 
 from common import aligned
@@ -50,6 +54,29 @@ def is_developers(target: CodeTarget, developer: set[str]) -> bool:
     return f"{target.path}::{target.qualname}" in developer or bool(owner and f"{target.path}::{owner}" in developer)
 
 
+def without_comments(text: str) -> str:
+    """The code of a module without its comments and blank lines (a file that does not tokenize, as it is)."""
+    lines = text.splitlines()
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.COMMENT:
+                row, col = token.start
+                lines[row - 1] = lines[row - 1][:col]
+    except (tokenize.TokenError, SyntaxError):
+        return text
+    return "".join(line.rstrip() + "\n" for line in lines if line.strip())
+
+
+def code_changes(base: Mapping[str, bytes], changed: Mapping[str, bytes]) -> set[str]:
+    """realbugs_score.spans_between, blind to comments and blank lines."""
+    paths = [p for p in set(base) | set(changed) if p.endswith(".py") and base.get(p) != changed.get(p)]
+
+    def code(files: Mapping[str, bytes]) -> dict[str, bytes]:
+        return {p: without_comments(files[p].decode("utf-8", "surrogateescape")).encode("utf-8", "surrogateescape")
+                for p in paths if p in files}
+    return spans_between(code(base), code(changed))
+
+
 def locate_bug(bug: Bug, bundles: Bundles, where: Path, *, client) -> dict:
     """One bug's record: its ranked targets, the developers' spans and the rank of the first of those."""
     started = time.monotonic()
@@ -60,7 +87,7 @@ def locate_bug(bug: Bug, bundles: Bundles, where: Path, *, client) -> dict:
         root = bundles.checkout(bug.project, bug.bug_tag, dirs["bug"])
         checkout = Checkout(str(root), tree_files(root))
         fixed = tree_files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))
-        developer = spans_between(checkout.files, fixed)
+        developer = code_changes(checkout.files, fixed)
         record["developer"] = sorted(developer)
         env = prepare_environment(checkout, EnvRequest(), client=client, log=lambda line: None)
         command = TestCommand.parse(bug.test_cmd)

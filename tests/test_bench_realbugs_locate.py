@@ -10,7 +10,7 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO / "bench"))  # the benches are scripts that import each other from bench/
 
 import realbugs_locate  # noqa: E402
-from realbugs_locate import is_developers  # noqa: E402
+from realbugs_locate import code_changes, is_developers  # noqa: E402
 
 from bot.fix.types import CodeTarget  # noqa: E402
 
@@ -21,6 +21,13 @@ def test_a_class_attribute_counts_as_the_class_body_the_developers_changed():
     method = CodeTarget("yt/extractor/fb.py", "FacebookIE._real_extract", 20, 40, 1.0, ())
     assert is_developers(attribute, developer) and not is_developers(method, developer)
     assert is_developers(CodeTarget("yt/utils.py", "js_to_json", 1, 9, 1.0, ()), developer)
+
+
+def test_a_changed_comment_is_not_a_change_of_the_code():
+    base = {"m.py": b"def f(x):\n    # the doubled value\n    return x * 2\n\n\ndef g(y):\n    return y\n"}
+    changed = base["m.py"].replace(b"# the doubled value", b"# twice x").replace(b"return y", b"return -y")
+    assert code_changes(base, {"m.py": changed}) == {"m.py::g"}
+    assert code_changes(base, {"m.py": base["m.py"].replace(b"x * 2", b"x * 3")}) == {"m.py::f"}
 
 
 def test_youtube_dl_1_ranks_the_function_its_developers_fixed_first_and_resumes(shared_data, tmp_path, capsys,
