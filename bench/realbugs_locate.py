@@ -9,8 +9,9 @@ they edited does not count): a function by its qualname, a class attribute by it
 and repairs the top MAX_TARGETS (4) by default.
 
 Records go to OUT/locate.jsonl (one per bug, resumable: a re-run skips recorded bugs unless --force).
---against OTHER prints the bugs whose rank differs from OTHER's records (the same bench at another commit, run
-in a git worktree into another OUT), and both totals.
+--against OTHER prints the bugs whose rank differs from OTHER's records, and both totals: the same bench at
+another commit, e.g. with `PYTHONPATH=WORKTREE` so that the worktree's `bot` is the code measured (each record
+names the commit of the code it measured).
 
     .venv/bin/python bench/realbugs_locate.py [--bugs IDS | --project NAME] [--part K/N] [--out DIR] [--force]
         [--against OTHER_OUT]
@@ -28,9 +29,10 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from common import aligned
-from realbugs_corpus import DEFAULT_DATA, REPO, Bug, Bundles, load_manifest, select
+from realbugs_corpus import DEFAULT_DATA, Bug, Bundles, load_manifest, select
 from realbugs_score import TEST_TIMEOUT_S, TESTS_TIMEOUT_S, spans_between, tree_files
 
+import bot
 from bot.errors import UserError
 from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.locate import locate
@@ -157,8 +159,9 @@ def main(argv: list[str] | None = None) -> int:
     except (UserError, OSError) as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True,
-                            text=True).stdout.strip()
+    # the commit of the code measured: another worktree's when PYTHONPATH puts its `bot` first
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=Path(bot.__file__).parents[1],
+                            capture_output=True, text=True).stdout.strip()
     print(f"{len(chosen)} bug(s) selected, {len(todo)} to locate, at {commit or 'an unknown commit'}", flush=True)
     bundles = Bundles(args.data, out / "clones")
     try:
