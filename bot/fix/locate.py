@@ -23,10 +23,12 @@ The signals (the score shown is `100·broken + 10·frame + ochiai + 0.1·read + 
 - named (0..1): the share of failures whose failing assertion (1) or, failing that, test body (0.5) calls the
   function or names the constant; it matters when an assertion fails in the test itself and there is no
   coverage.
-- delegate (0/1): a function whose body is one statement calling another suspect function that scores as high on
-  the terms above it (`return all(_match_one(p, d) for p in ...)`). Such a wrapper is what the test calls, so
-  `named` would put it first, but it holds little code to be wrong (the mutation search covers its one-edit
-  fixes) and the model, shown it, mostly answers it unchanged: the function it delegates to goes first.
+- delegate (0/1): a function whose one statement, or each of whose most suspect lines, calls another suspect
+  function that scores as high on the terms above it: a wrapper (`return all(_match_one(p, d) for p in ...)`),
+  or a caller whose only line that the failing tests alone run hands the work to a helper they alone run too
+  (`return apply_discount(amount, percent_for(code))`). It is what the
+  test calls, so `named` would put it first, but the callee is the more precise place (and the model, shown a
+  wrapper, mostly answers it unchanged): the function it delegates to goes first.
 - mass: how many of the span's lines score its Ochiai; among equals, more suspect lines rank first (a helper's
   one line that every caller runs against a whole branch that only the failing tests take).
 Targets are ordered lexicographically by broken, frame, ochiai, delegate, read, named and mass (then path and
@@ -75,6 +77,7 @@ class _Evidence:
     named: float = 0.0
     delegate: bool = False
     mass: int = 0
+    suspect_lines: tuple[int, ...] = ()  # the lines at its Ochiai
     reasons: list[str] = field(default_factory=list)
 
     def key(self) -> tuple:
@@ -164,6 +167,14 @@ class _Files:
             return frozenset()
         return frozenset(kind_name[1] for kind_name in _names(body) if kind_name[0] in ("name", "attr"))
 
+    def calls_on(self, path: str, span: Span, lines: tuple[int, ...]) -> frozenset[str]:
+        """The names of the functions a function calls on those of its lines."""
+        node = self._function(path, span) if lines else None
+        calls = [n.func for n in ast.walk(node) if isinstance(n, ast.Call)
+                 and any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)] if node else []
+        return frozenset(f.id if isinstance(f, ast.Name) else f.attr for f in calls
+                         if isinstance(f, (ast.Name, ast.Attribute)))
+
     def _reads(self, path: str, span: Span) -> tuple[frozenset[str], frozenset[str]]:
         """What a function reads: names, and attributes of `self`/`cls`."""
         node = self._function(path, span)
@@ -234,9 +245,9 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
                 ev.named += weight / len(failures)
                 if f"called by {failure.test_id}" not in ev.reasons:
                     ev.reasons.append(f"called by {failure.test_id}")
-    for path, span, (score, ef, ep, _), mass, where in _spectrum(files, run):
+    for path, span, (score, ef, ep, _), top, where in _spectrum(files, run):
         ev = evidence(path, span)
-        ev.ochiai, ev.mass = score, mass
+        ev.ochiai, ev.mass, ev.suspect_lines = score, len(top), top
         ev.reasons.append(f"ochiai {score:.2f} ({ef} failing, {ep} passing tests ran {where})")
     classes = {name for f in failures if not _is_syntax(f) for part in _test_reads(files, f)[:2] for _, name in part}
     for path, span, reader, direct in _read_by(files, list(found.values()), classes):
@@ -254,14 +265,15 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
 
 
 def _mark_delegates(files: _Files, suspects: list[_Evidence]) -> None:
-    """Set `delegate` on each one-statement function that calls a suspect function at least as strong as itself
-    (see `delegate` above)."""
+    """Set `delegate` on each function whose one statement, or each of whose most suspect lines, calls a suspect
+    function at least as strong as itself (see `delegate` above)."""
     functions = [e for e in suspects if e.span.kind == "function"]
     for ev in functions:
-        called = files.delegates_to(ev.path, ev.span)
         strong = (ev.broken, ev.frame, ev.ochiai)
-        if any(other is not ev and other.span.qualname.rsplit(".", 1)[-1] in called
-               and (other.broken, other.frame, other.ochiai) >= strong for other in functions):
+        callees = {other.span.qualname.rsplit(".", 1)[-1] for other in functions
+                   if other is not ev and (other.broken, other.frame, other.ochiai) >= strong}
+        if callees & files.delegates_to(ev.path, ev.span) or ev.suspect_lines and all(
+                callees & files.calls_on(ev.path, ev.span, (line,)) for line in ev.suspect_lines):
             ev.delegate = True
             ev.reasons.append("a one-statement wrapper of a suspect function")
 
@@ -420,10 +432,11 @@ def covered_lines(checkout: Checkout, run: TestRun, path: str) -> dict[int, froz
     return {}
 
 
-def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, tuple[float, int, int, int], int, str]]:
+def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, tuple[float, int, int, int], tuple[int, ...],
+                                                         str]]:
     """Per project span that a failing test executed: its most suspicious line's Ochiai, failed(l) /
-    sqrt(total_failed · executed(l)), with that line's failing and passing counts and number, how many of its
-    lines score that high, and which lines those are in words ("it" when all it ran). A line, not the whole
+    sqrt(total_failed · executed(l)), with that line's failing and passing counts and number, the lines that score
+    that high, and which lines those are in words ("it" when all it ran). A line, not the whole
     function: a branch that only the failing tests take stands out in a function that every test calls."""
     if not run.coverage or not run.failed:
         return []
@@ -436,9 +449,9 @@ def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, tuple[float,
             scores = [(*s, n) for group in groups for n in group if (s := _ochiai(run, lines.get(n, ())))]
             if scores:
                 best = max(scores, key=lambda s: (s[0], -s[3]))  # the first line of the best ones
-                mass = sum(1 for s in scores if s[0] == best[0])
-                out.append((path, span, best, mass, "it" if mass == len(scores) else
-                            f"line {best[3]}" + (f" and {mass - 1} more as suspect" if mass > 1 else "")))
+                top = tuple(s[3] for s in scores if s[0] == best[0])
+                out.append((path, span, best, top, "it" if len(top) == len(scores) else
+                            f"line {best[3]}" + (f" and {len(top) - 1} more as suspect" if len(top) > 1 else "")))
     return out
 
 
