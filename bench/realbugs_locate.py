@@ -30,6 +30,7 @@ from pathlib import Path
 
 from common import aligned
 from realbugs_corpus import DEFAULT_DATA, Bug, Bundles, load_manifest, select
+from realbugs_report import read_results
 from realbugs_score import TEST_TIMEOUT_S, TESTS_TIMEOUT_S, spans_between, tree_files
 
 import bot
@@ -111,12 +112,6 @@ def locate_bug(bug: Bug, bundles: Bundles, where: Path, *, client) -> dict:
     return record
 
 
-def read_records(path: Path) -> dict[str, dict]:
-    if not path.exists():
-        return {}
-    return {r["id"]: r for r in map(json.loads, path.read_text(encoding="utf-8").splitlines()) if r}
-
-
 def totals(records: list[dict]) -> list[str]:
     """The console table: per project and in all, bugs, with failing tests, rank 1, top MAX_TARGETS, top RANKED."""
     def row(name: str, rs: list[dict]) -> list[str]:
@@ -153,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = select(load_manifest(args.data), ids=args.bugs, project=args.project, part=args.part)
         out = args.out.expanduser().resolve()
         out.mkdir(parents=True, exist_ok=True)
-        done = read_records(out / RECORDS)
+        done = read_results(out / RECORDS)
         todo = [b for b in chosen if args.force or b.id not in done]
         client = connect() if todo else None
     except (UserError, OSError) as exc:
@@ -180,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     mine = {b.id: done[b.id] for b in chosen if b.id in done}
     print("\n".join(totals(list(mine.values()))))
     if args.against:
-        other = read_records(args.against.expanduser() / RECORDS)
+        other = read_results(args.against.expanduser() / RECORDS)
         print(f"\nagainst {args.against}:")
         print("\n".join(totals([other[i] for i in mine if i in other])))
         print("\n".join(differences(mine, other)))

@@ -76,9 +76,12 @@ class _Evidence:
     read: float = 0.0
     named: float = 0.0
     delegate: bool = False
-    mass: int = 0
     suspect_lines: tuple[int, ...] = ()  # the lines at its Ochiai
     reasons: list[str] = field(default_factory=list)
+
+    @property
+    def mass(self) -> int:
+        return len(self.suspect_lines)
 
     def key(self) -> tuple:
         return (-self.broken, -self.frame, -self.ochiai, self.delegate, -self.read, -self.named, -self.mass,
@@ -247,7 +250,7 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
                     ev.reasons.append(f"called by {failure.test_id}")
     for path, span, (score, ef, ep, _), top, where in _spectrum(files, run):
         ev = evidence(path, span)
-        ev.ochiai, ev.mass, ev.suspect_lines = score, len(top), top
+        ev.ochiai, ev.suspect_lines = score, top
         ev.reasons.append(f"ochiai {score:.2f} ({ef} failing, {ep} passing tests ran {where})")
     classes = {name for f in failures if not _is_syntax(f) for part in _test_reads(files, f)[:2] for _, name in part}
     for path, span, reader, direct in _read_by(files, list(found.values()), classes):
