@@ -15,7 +15,8 @@ import pytest
 
 from bot.failures import parse_junit, parse_pytest_output
 from bot.fix.briefing import agent_target, blamed_tests, without_shown
-from bot.fix.locate import folders_of_tests, is_project_file, locate
+from bot.fix.locate import locate
+from bot.fix.project_files import folders_of_tests, is_project_file
 from bot.fix.spans import Span, replace_span
 from bot.fix.types import Checkout, TestRun
 

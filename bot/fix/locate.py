@@ -40,30 +40,19 @@ from __future__ import annotations
 
 import ast
 import math
-import posixpath
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 
 from bot.failures import Failure
-from bot.fix.paths import clean_root, is_test_path, under
-from bot.fix.spans import Span, broken_span, code_spans
+from bot.fix.project_files import ProjectFiles, is_target_file
+from bot.fix.spans import Span, broken_span
 from bot.fix.types import Checkout, CodeTarget, TestRun
 
-SANDBOX_WORKDIR = "/work/"  # where the sandbox puts the checkout; frames inside it carry this prefix
 _SYNTAX = ("SyntaxError", "IndentationError", "TabError")
-_ENV_DIRS = {"site-packages", "dist-packages", "venv", "__pypackages__", "node_modules"}
 _CALL = re.compile(r"(\.)?\b([A-Za-z_]\w*)\s*\(")
 _PHASE = re.compile(r"\|(?:setup|run|teardown)$")  # pytest-cov's "node id|run" contexts
 NEXT = 0.99  # an attribute of the class the failing test names scores just below the code that read it
-
-
-def is_project_file(path: str) -> bool:
-    """Project code: a .py file that is neither a test nor part of an environment or a dot-directory."""
-    if not path.endswith(".py") or is_test_path(path):
-        return False
-    return not any(p in _ENV_DIRS or p.startswith(".") for p in path.split("/")[:-1])
 
 
 @dataclass
@@ -96,123 +85,6 @@ class _Evidence:
                           tuple(self.reasons), self.broken, self.span.kind)
 
 
-def is_target_file(path: str, test_folders: Sequence[str]) -> bool:
-    """Project code outside the tests' folders (`folders_of_tests`): a file whose code may be a target."""
-    return is_project_file(path) and not under(path, test_folders)
-
-
-def folders_of_tests(files: Iterable[str], roots: Sequence[str]) -> tuple[str, ...]:
-    """The roots as checkout paths, and the folder of each root that is a file when that folder's name says test
-    (`python_testcases/`): its other modules are the tests' helpers. A folder that does not say so may be the
-    project's own package with its tests beside the modules."""
-    known = set(files)
-    out = [clean_root(r) for r in roots]
-    folders = [posixpath.dirname(r) for r in out if r in known]
-    out += [f for f in folders if "test" in posixpath.basename(f).lower()]
-    return tuple(dict.fromkeys(r for r in out if r))
-
-
-class _Files:
-    """The checkout's files, decoded and parsed on demand (a file that is not UTF-8 is skipped)."""
-
-    def __init__(self, checkout: Checkout, test_roots: Sequence[str] = ()) -> None:
-        self.checkout = checkout
-        self.roots = folders_of_tests(checkout.files, test_roots)
-        self.project = sorted(p for p in checkout.files if is_target_file(p, self.roots))
-        self.text = cache(self._text)
-        self.tree = cache(self._tree)
-        self.spans = cache(self._spans)
-        self.reads = cache(self._reads)
-        self.delegates_to = cache(self._delegates_to)
-        self.relative = cache(self._relative)
-
-    def _text(self, path: str) -> str | None:
-        try:
-            return self.checkout.files[path].decode("utf-8").removeprefix("\ufeff")
-        except (KeyError, UnicodeDecodeError):
-            return None
-
-    def _tree(self, path: str) -> ast.Module | None:
-        text = self.text(path)
-        try:
-            return ast.parse(text) if text is not None else None
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return None
-
-    def _spans(self, path: str) -> list[tuple[Span, list[range]]]:
-        """(span, the groups of lines a test runs) per function and assignment: a function's body (its def line
-        and decorators run at import), each lambda body of an assignment (the rest of it runs at import)."""
-        tree = self.tree(path)
-        if tree is None:
-            return []
-        body = {min([n.lineno, *(d.lineno for d in n.decorator_list)]): n.body[0].lineno
-                for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
-        lambdas = [range(n.body.lineno, (n.body.end_lineno or n.body.lineno) + 1)
-                   for n in ast.walk(tree) if isinstance(n, ast.Lambda)]
-        return [(s, [range(body.get(s.start, s.start), s.end + 1)] if s.kind == "function"
-                 else [r for r in lambdas if s.start <= r.start and r.stop - 1 <= s.end])
-                for s in code_spans(self.text(path) or "")]
-
-    def _function(self, path: str, span: Span) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        tree = self.tree(path)
-        return next((n for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))
-                     and min([n.lineno, *(d.lineno for d in n.decorator_list)]) == span.start), None) if tree else None
-
-    def _delegates_to(self, path: str, span: Span) -> frozenset[str]:
-        """The names a function calls when its body (after any docstring) is one `return` or expression statement,
-        else nothing."""
-        node = self._function(path, span)
-        body = node.body if node else []
-        if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
-                and isinstance(body[0].value.value, str):
-            body = body[1:]
-        if len(body) != 1 or not isinstance(body[0], (ast.Return, ast.Expr)):  # `try:` is one statement too
-            return frozenset()
-        return frozenset(kind_name[1] for kind_name in _names(body) if kind_name[0] in ("name", "attr"))
-
-    def calls_on(self, path: str, span: Span, lines: tuple[int, ...]) -> frozenset[str]:
-        """The names of the functions a function calls on those of its lines."""
-        node = self._function(path, span) if lines else None
-        calls = [n.func for n in ast.walk(node) if isinstance(n, ast.Call)
-                 and any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)] if node else []
-        return frozenset(f.id if isinstance(f, ast.Name) else f.attr for f in calls
-                         if isinstance(f, (ast.Name, ast.Attribute)))
-
-    def _reads(self, path: str, span: Span) -> tuple[frozenset[str], frozenset[str]]:
-        """What a function reads: names, and attributes of `self`/`cls`."""
-        node = self._function(path, span)
-        if node is None:
-            return frozenset(), frozenset()
-        walked = list(ast.walk(node))
-        names = {n.id for n in walked if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)}
-        attrs = {n.attr for n in walked if isinstance(n, ast.Attribute) and isinstance(n.ctx, ast.Load)
-                 and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls")}
-        return frozenset(names), frozenset(attrs)
-
-    def enclosing(self, path: str, line: int) -> Span | None:
-        return next((s for s, _ in self.spans(path) if s.start <= line <= s.end), None)
-
-    def _relative(self, raw: str) -> str | None:
-        """A frame's or coverage's path as a checkout path: absolute in the sandbox, on the host, or relative to a
-        rootdir below the checkout root (matched by a unique suffix). None for anything outside."""
-        path = raw.replace("\\", "/")
-        prefixes = (self.checkout.root.replace("\\", "/").rstrip("/") + "/", SANDBOX_WORKDIR)
-        tries = [path[len(p):] for p in prefixes if path.startswith(p)]
-        if not tries and not (path.startswith("/") or re.match(r"[A-Za-z]:/", path)):
-            tries = [path]
-        for rel in map(posixpath.normpath, tries):
-            if rel in self.checkout.files:
-                return rel
-            matches = [p for p in self.checkout.files if p.endswith("/" + rel)]
-            if len(matches) == 1:
-                return matches[0]
-        return None
-
-    def project_path(self, raw: str | None) -> str | None:
-        path = self.relative(raw) if raw else None
-        return path if path is not None and is_target_file(path, self.roots) else None
-
-
 def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, limit: int = 3,
            test_roots: Sequence[str] = ()) -> list[CodeTarget]:
     """The functions and assignments to repair, best first, at most `limit`, one per (path, qualname); [] when no
@@ -220,7 +92,7 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
     test command names, the failing tests' files: see `folders_of_tests`) is ever a target."""
     if not failures or limit <= 0:
         return []
-    files = _Files(checkout, test_roots)
+    files = ProjectFiles(checkout, test_roots)
     found: dict[tuple[str, str], _Evidence] = {}
 
     def evidence(path: str, span: Span) -> _Evidence:
@@ -267,7 +139,7 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
     return [e.target() for e in ranked[:limit]]
 
 
-def _mark_delegates(files: _Files, suspects: list[_Evidence]) -> None:
+def _mark_delegates(files: ProjectFiles, suspects: list[_Evidence]) -> None:
     """Set `delegate` on each function whose one statement, or each of whose most suspect lines, calls a suspect
     function at least as strong as itself (see `delegate` above)."""
     functions = [e for e in suspects if e.span.kind == "function"]
@@ -275,17 +147,39 @@ def _mark_delegates(files: _Files, suspects: list[_Evidence]) -> None:
         strong = (ev.broken, ev.frame, ev.ochiai)
         callees = {other.span.qualname.rsplit(".", 1)[-1] for other in functions
                    if other is not ev and (other.broken, other.frame, other.ochiai) >= strong}
-        if callees & files.delegates_to(ev.path, ev.span) or ev.suspect_lines and all(
-                callees & files.calls_on(ev.path, ev.span, (line,)) for line in ev.suspect_lines):
+        if callees & _delegates_to(files, ev.path, ev.span) or ev.suspect_lines and all(
+                callees & _calls_on(files, ev.path, ev.span, (line,)) for line in ev.suspect_lines):
             ev.delegate = True
             ev.reasons.append("a one-statement wrapper of a suspect function")
+
+
+def _delegates_to(files: ProjectFiles, path: str, span: Span) -> frozenset[str]:
+    """The names a function calls when its body (after any docstring) is one `return` or expression statement,
+    else nothing."""
+    node = files.function(path, span)
+    body = node.body if node else []
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
+            and isinstance(body[0].value.value, str):
+        body = body[1:]
+    if len(body) != 1 or not isinstance(body[0], (ast.Return, ast.Expr)):  # `try:` is one statement too
+        return frozenset()
+    return frozenset(kind_name[1] for kind_name in _names(body) if kind_name[0] in ("name", "attr"))
+
+
+def _calls_on(files: ProjectFiles, path: str, span: Span, lines: tuple[int, ...]) -> frozenset[str]:
+    """The names of the functions a function calls on those of its lines."""
+    node = files.function(path, span) if lines else None
+    calls = [n.func for n in ast.walk(node) if isinstance(n, ast.Call)
+             and any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)] if node else []
+    return frozenset(f.id if isinstance(f, ast.Name) else f.attr for f in calls
+                     if isinstance(f, (ast.Name, ast.Attribute)))
 
 
 def _is_syntax(failure: Failure) -> bool:
     return failure.error_type in _SYNTAX or any(f"{t}:" in (failure.message or "") for t in _SYNTAX)
 
 
-def _frames(files: _Files, failure: Failure) -> list[tuple[str, Span]]:
+def _frames(files: ProjectFiles, failure: Failure) -> list[tuple[str, Span]]:
     """The distinct project functions on the traceback, deepest first."""
     out: list[tuple[str, Span]] = []
     for frame in reversed(failure.traceback):
@@ -296,7 +190,7 @@ def _frames(files: _Files, failure: Failure) -> list[tuple[str, Span]]:
     return out
 
 
-def _read_by(files: _Files, suspects: list[_Evidence], classes: set[str]
+def _read_by(files: ProjectFiles, suspects: list[_Evidence], classes: set[str]
              ) -> list[tuple[str, Span, _Evidence, bool]]:
     """(path, assignment, reader, direct) for the assignments the suspect functions read (see `read` above);
     `classes`: the names the failing tests' code reads; `direct`: an attribute of such a class. An attribute of a
@@ -322,7 +216,7 @@ def _read_by(files: _Files, suspects: list[_Evidence], classes: set[str]
     return out
 
 
-def _test_reads(files: _Files, failure: Failure) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:
+def _test_reads(files: ProjectFiles, failure: Failure) -> tuple[set[tuple[str, str]], set[tuple[str, str]], set[str]]:
     """What the test's code reads where it failed (the statement at each frame in test code: the test, then any
     helper of its that asserted), what it read before that point, and the project files it imports."""
     sites = [(f.path, f.line) for f in failure.traceback] or [(failure.file or "", failure.line or 0)]
@@ -340,7 +234,7 @@ def _test_reads(files: _Files, failure: Failure) -> tuple[set[tuple[str, str]], 
     return direct, before, imported
 
 
-def _named(files: _Files, failure: Failure) -> list[tuple[str, Span, float]]:
+def _named(files: ProjectFiles, failure: Failure) -> list[tuple[str, Span, float]]:
     """Project code called or read where the test failed (weight 1), else in the assertion pytest printed; then
     what the rest of the test called before that point (0.5)."""
     direct, before, imported = _test_reads(files, failure)
@@ -396,7 +290,7 @@ def _defines(span: Span, kind: str, name: str) -> bool:
         (kind in ("name", "ref") and name in span.names)
 
 
-def _resolve(files: _Files, names: set[tuple[str, str]], imported: set[str]) -> list[tuple[str, Span]]:
+def _resolve(files: ProjectFiles, names: set[tuple[str, str]], imported: set[str]) -> list[tuple[str, Span]]:
     """Definitions matching the names (`_defines`). Where several share a name, those in modules the test
     imports win; a bare name read (not called) counts only there: a test reads many names of its own."""
     out: list[tuple[str, Span]] = []
@@ -408,7 +302,7 @@ def _resolve(files: _Files, names: set[tuple[str, str]], imported: set[str]) -> 
     return out
 
 
-def _imported(files: _Files, test: str, tree: ast.Module) -> set[str]:
+def _imported(files: ProjectFiles, test: str, tree: ast.Module) -> set[str]:
     """Project files the test module imports (absolute or relative; src layouts match by dotted suffix)."""
     modules: set[str] = set()
     for node in ast.walk(tree):
@@ -428,14 +322,14 @@ def _imported(files: _Files, test: str, tree: ast.Module) -> set[str]:
 def covered_lines(checkout: Checkout, run: TestRun, path: str) -> dict[int, frozenset[str]]:
     """Line of `path` -> node ids of the tests that ran it (coverage's paths resolved as for ranking); empty when
     the run measured no coverage."""
-    files = _Files(checkout)
+    files = ProjectFiles(checkout)
     for raw, lines in (run.coverage or {}).items():
         if files.relative(raw) == path:
             return {n: frozenset(_PHASE.sub("", t) for t in ids) for n, ids in lines.items()}
     return {}
 
 
-def _spectrum(files: _Files, run: TestRun) -> list[tuple[str, Span, tuple[float, int, int, int], tuple[int, ...],
+def _spectrum(files: ProjectFiles, run: TestRun) -> list[tuple[str, Span, tuple[float, int, int, int], tuple[int, ...],
                                                          str]]:
     """Per project span that a failing test executed: its most suspicious line's Ochiai, failed(l) /
     sqrt(total_failed · executed(l)), with that line's failing and passing counts and number, the lines that score

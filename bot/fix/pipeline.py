@@ -23,11 +23,12 @@ from .briefing import agent_target, blamed_tests, explanation, target_source, te
 from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from .harness import RepoHarness, with_code
 from .hold_back import with_held_back
-from .locate import folders_of_tests, is_target_file, locate
+from .locate import locate
 from .missing import described, missing_names, with_stubs
 from .pairs import next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
+from .project_files import folders_of_tests, is_target_file
 from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run
 from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
