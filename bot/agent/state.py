@@ -110,6 +110,7 @@ class AgentState(TypedDict, total=False):
     plan: list[Message]
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]
+    closed: frozenset[str]  # lines whose edit gave code already tried: later patches may not replace them
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
     turns: list[Turn]
     open_call: Message | None
