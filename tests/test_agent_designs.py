@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 
 import pytest
 
@@ -12,7 +13,7 @@ from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
 from bot.agent.thought_patch import FREE_UNTESTABLE
 from bot.agent.tool_call import MAX_TURNS, REPEAT_RETRIES
-from bot.agent.types import Attempt, RepairInterrupted
+from bot.agent.types import Attempt, RepairInterrupted, TestOutcome
 from bot.llm import Completion, Message, ScriptedLLM
 
 from .test_agent_graph import BUGGY, FIXED, AssertHarness
@@ -280,6 +281,62 @@ def test_a_line_whose_edit_the_model_repeats_is_closed_to_later_patches():
     assert enums[0] == enums[1] == ["# keep this comment", "return a - b"], "a failed edit alone closes nothing"
     assert enums[2] == ["# keep this comment"], "after the repeat, its line can no longer be replaced"
     assert "the bug is in another line: `return a - b`" in llm.calls[4][-1].content
+
+
+SWAPPED = """def below(l, t):
+    for e in l:
+        if e >= t:
+            return True
+    return False
+"""
+
+
+class BelowHarness(AssertHarness):
+    """`below(l, t)`: are all numbers in `l` below `t`?"""
+
+    def check(self, function_source: str) -> TestOutcome:
+        self.checked.append(function_source)
+        scope: dict = {}
+        exec(function_source, scope)
+        for args, want in ((([1, 2], 3), True), (([1, 5], 3), False)):
+            got = scope["below"](*args)
+            if got is not want:
+                return TestOutcome(False, f"assert below{args} is {want}\nE  assert {got} is {want}")
+        return TestOutcome(True, "")
+
+
+def test_two_failed_edits_are_tried_together_when_the_model_repeats_itself():
+    swap_true = edit(4, "            return False")
+    swap_false = edit(5, "    return True")
+    answers = ["Swap the first return.", swap_true, "Swap the last return.", swap_false, "Swap the first.", swap_true]
+    llm, harness = ScriptedLLM(answers), BelowHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("below", SWAPPED),
+                       briefing=Briefing("assert below([1, 2], 3) is True"),
+                       options=RepairOptions(agent="thought-patch"))
+    result = repair(ctx)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "failed"), ("patch", "failed"),
+                                                              ("patch", "repeat"), ("combine", "passed")]
+    assert result.status == "fixed" and "return False" in result.final_code.splitlines()[3]
+    assert result.attempts[-1].answer == "the edits of attempts 1 and 2 together"
+    assert result.attempts[-1].completion_tokens == 0 and len(llm.calls) == 6, "the combination costs no call"
+
+
+def test_failed_edits_are_combined_only_when_the_model_repeats_itself_and_each_pair_once():
+    swap_true, swap_false = edit(4, "            return False"), edit(5, "    return True")
+    strict = edit(3, "        if e > t:")
+    answers = ["Swap the first return.", swap_true, "Swap the last.", swap_false, "Use >.", strict]
+    llm = ScriptedLLM(answers)
+    ctx = AgentContext(llm=llm, harness=BelowHarness(), target=Target("below", SWAPPED), briefing=Briefing("x"),
+                       options=RepairOptions(agent="thought-patch", budgets=Budgets(iterations=3)))
+    result = repair(ctx)
+    assert [a.node for a in result.attempts] == ["patch", "patch", "patch"], "no repeat: the model's own edits"
+    answers = ["1", swap_true, "2", strict, "3", swap_true, "4", strict, "5", swap_true, "6", edit(3, "        if 0:")]
+    ctx = replace(ctx, llm=ScriptedLLM(answers),
+                  options=RepairOptions(agent="thought-patch", budgets=Budgets(iterations=4)))
+    result = repair(ctx)
+    assert [(a.node, a.outcome) for a in result.attempts] == [
+        ("patch", "failed"), ("patch", "failed"), ("patch", "repeat"), ("combine", "failed"), ("patch", "repeat"),
+        ("patch", "repeat"), ("patch", "failed")], "the one pair is combined once; later repeats go back to thought"
 
 
 def test_closing_lines_never_closes_them_all():

@@ -22,12 +22,12 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from ..llm.types import Message
+from ..llm.types import Completion, Message
 from . import prompts
 from .code import normalized_dump, split_docstring
 from .context import AgentContext
 from .edits import EditError, apply_edits, edit_schema, edited_lines, numbered, parse_edits
-from .nodes import Graph, ask, candidate, repeat_boost, spent
+from .nodes import Graph, ask, candidate, checked, repeat_boost, spent
 from .state import END, AgentState, Cost, Problem
 
 # Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model
@@ -69,8 +69,48 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
     # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
     return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
-            "plan_cost": Cost().plus(done),
+            "plan_cost": Cost().plus(done), "failed_edits": _failed_edits(state),
             "tokens": state["tokens"] + done.processed_tokens}
+
+
+def _failed_edits(state: AgentState) -> list[tuple[int, str]]:
+    """The failed edits, with the latest one if it was a patch whose test just failed."""
+    edits = state.get("failed_edits", [])
+    last = state["attempts"][-1] if state["attempts"] else None
+    if last is None or last.node != "patch" or last.outcome not in ("failed", "timeout") or not state.get("edit"):
+        return edits
+    return [*edits, (last.iteration, state["edit"])]
+
+
+def _combination(state: AgentState, view: str, ctx: AgentContext) -> tuple[tuple[int, int], str] | None:
+    """The first pair of failed edits, newest first, whose edits together give new code that parses: a fix of
+    two lines is often written as two one-line patches, each of which fails alone (Python/52 swaps both
+    returns; the model wrote each swap as its own patch, then repeated them)."""
+    failed, done = state.get("failed_edits", []), state.get("combined", frozenset())
+    for j in range(len(failed) - 1, 0, -1):
+        for i in range(j - 1, -1, -1):
+            pair = (failed[i][0], failed[j][0])
+            if pair in done:
+                continue
+            try:
+                code = apply_edits(view, parse_edits(failed[i][1], view) + parse_edits(failed[j][1], view))
+            except (EditError, SyntaxError):  # overlapping lines, or code that does not parse
+                continue
+            if checked(code, None, "", state["seen"], ctx)[1] is None:
+                return pair, code
+    return None
+
+
+def combine(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    """Two failed edits applied together, as a candidate that costs no model call."""
+    ctx = runtime.context
+    found = _combination(state, _view(ctx), ctx)
+    assert found is not None, "route_patch sends here only when a combination exists"
+    (first, second), code = found
+    said = f"the edits of attempts {first} and {second} together"
+    update = candidate("combine", Completion("", 0, 0, 0.0), 0.0, code, None, "", state, ctx, answer=said)
+    update["combined"] = state.get("combined", frozenset()) | {(first, second)}
+    return update
 
 
 def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
@@ -105,6 +145,7 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=said)
     update["plan_cost"] = Cost()  # counted once, in this attempt
+    update["edit"] = done.text
     pending = update["pending"]
     assert pending is not None
     if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
@@ -120,20 +161,33 @@ def route_thought(state: AgentState, runtime: Runtime[AgentContext]) -> Literal[
     return END if spent(state, runtime.context) in ("tokens", "time") else "patch"
 
 
-def route_patch(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "patch", "thought", "__end__"]:
+def route_patch(state: AgentState, runtime: Runtime[AgentContext]
+                ) -> Literal["test", "patch", "thought", "combine", "__end__"]:
+    ctx = runtime.context
     pending = state["pending"]
     if pending is not None and pending.problem is None:
         return "test"
-    if spent(state, runtime.context):
+    if spent(state, ctx):
         return END
-    if pending is not None and (pending.problem == "repeat" or len(state.get("patch_turns", [])) >= PATCH_TRIES):
+    if pending is not None and pending.problem == "repeat":  # the model has nothing new: its failed edits together?
+        return "combine" if _combination(state, _view(ctx), ctx) is not None else "thought"
+    if len(state.get("patch_turns", [])) >= PATCH_TRIES:
         return "thought"
     return "patch"
+
+
+def route_combine(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "thought", "__end__"]:
+    pending = state["pending"]
+    if pending is not None and pending.problem is None:
+        return "test"
+    return END if spent(state, runtime.context) else "thought"
 
 
 def wire(g: Graph) -> tuple[str, str]:
     g.add_node("thought", thought)
     g.add_node("patch", patch)
+    g.add_node("combine", combine)
     g.add_conditional_edges("thought", route_thought)
     g.add_conditional_edges("patch", route_patch)
+    g.add_conditional_edges("combine", route_combine)
     return "thought", "thought"
