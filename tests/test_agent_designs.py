@@ -292,7 +292,15 @@ SWAPPED = """def below(l, t):
 
 
 class BelowHarness(AssertHarness):
-    """`below(l, t)`: are all numbers in `l` below `t`?"""
+    """`below(l, t)`: are all numbers in `l` below `t`? Records each batch of candidates."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.batches: list[int] = []
+
+    def check_many(self, sources):  # type: ignore[no-untyped-def]
+        self.batches.append(len(sources))
+        return super().check_many(sources)
 
     def check(self, function_source: str) -> TestOutcome:
         self.checked.append(function_source)
@@ -337,6 +345,20 @@ def test_failed_edits_are_combined_only_when_the_model_repeats_itself_and_each_p
     assert [(a.node, a.outcome) for a in result.attempts] == [
         ("patch", "failed"), ("patch", "failed"), ("patch", "repeat"), ("combine", "failed"), ("patch", "repeat"),
         ("patch", "repeat"), ("patch", "failed")], "the one pair is combined once; later repeats go back to thought"
+
+
+def test_every_new_pair_of_failed_edits_is_tested_in_one_batch_as_one_iteration():
+    swap_true, swap_false = edit(4, "            return False"), edit(5, "    return True")
+    strict = edit(3, "        if e > t:")
+    answers = ["1", swap_true, "2", strict, "3", strict, "4", swap_false, "5", swap_false]
+    llm, harness = ScriptedLLM(answers), BelowHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("below", SWAPPED), briefing=Briefing("x"),
+                       options=RepairOptions(agent="thought-patch"))
+    result = repair(ctx)
+    assert [(a.iteration, a.node, a.outcome) for a in result.attempts] == [
+        (1, "patch", "failed"), (2, "patch", "failed"), (3, "patch", "repeat"), (3, "combine", "failed"),
+        (4, "patch", "failed"), (5, "patch", "repeat"), (5, "combine", "passed"), (5, "combine", "failed")]
+    assert result.status == "fixed" and harness.batches == [2], "pairs (2, 4) and (1, 4) in one sandbox run"
 
 
 def test_closing_lines_never_closes_them_all():

@@ -18,17 +18,18 @@ and in the token and time budgets. Every attempt keeps its plan and edit as `ans
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from langgraph.runtime import Runtime
 
 from ..llm.types import Completion, Message
 from . import prompts
-from .code import normalized_dump, split_docstring
+from .code import code_hash, normalized_dump, split_docstring
 from .context import AgentContext
 from .edits import EditError, apply_edits, edit_schema, edited_lines, numbered, parse_edits
 from .nodes import Graph, ask, candidate, checked, repeat_boost, spent
-from .state import END, AgentState, Cost, Problem
+from .state import END, AgentState, Cost, Problem, Sample
 
 # Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model
 # mostly sent the same edit again (8 times in a row on one task), spending the budget on one unwritable plan.
@@ -37,6 +38,8 @@ PATCH_TRIES = 2
 # counts: each is recorded and asked again at once (with its reason, or as a new plan, hotter), so the iteration
 # budget buys tested patches; without this, over half of a quarter's iterations went to answers never run.
 FREE_UNTESTABLE = 2
+# Pairs of failed edits tried together in one sandbox batch (one iteration) when the model repeats itself.
+MAX_COMBINED = 6
 
 
 def _view(ctx: AgentContext) -> str:
@@ -82,34 +85,41 @@ def _failed_edits(state: AgentState) -> list[tuple[int, str]]:
     return [*edits, (last.iteration, state["edit"])]
 
 
-def _combination(state: AgentState, view: str, ctx: AgentContext) -> tuple[tuple[int, int], str] | None:
-    """The first pair of failed edits, newest first, whose edits together give new code that parses: a fix of
-    two lines is often written as two one-line patches, each of which fails alone (Python/52 swaps both
-    returns; the model wrote each swap as its own patch, then repeated them)."""
+def _combinations(state: AgentState, view: str, ctx: AgentContext) -> list[tuple[tuple[int, int], str]]:
+    """Pairs of failed edits not combined yet, newest first, up to MAX_COMBINED, whose edits together give new
+    code that parses: a fix of two lines is often written as two one-line patches, each of which fails alone
+    (Python/52 swaps both returns; the model wrote each swap as its own patch, then repeated them)."""
     failed, done = state.get("failed_edits", []), state.get("combined", frozenset())
+    found: list[tuple[tuple[int, int], str]] = []
+    hashes: set[str] = set()
     for j in range(len(failed) - 1, 0, -1):
         for i in range(j - 1, -1, -1):
             pair = (failed[i][0], failed[j][0])
-            if pair in done:
+            if pair in done or len(found) == MAX_COMBINED:
                 continue
             try:
                 code = apply_edits(view, parse_edits(failed[i][1], view) + parse_edits(failed[j][1], view))
             except (EditError, SyntaxError):  # overlapping lines, or code that does not parse
                 continue
-            if checked(code, None, "", state["seen"], ctx)[1] is None:
-                return pair, code
-    return None
+            faithful_code, problem, _ = checked(code, None, "", state["seen"], ctx)
+            if problem is None and faithful_code is not None and code_hash(faithful_code) not in hashes:
+                hashes.add(code_hash(faithful_code))
+                found.append((pair, code))
+    return found
 
 
 def combine(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    """Two failed edits applied together, as a candidate that costs no model call."""
+    """Pairs of failed edits applied together, tested in one batch as one iteration, at no model call."""
     ctx = runtime.context
-    found = _combination(state, _view(ctx), ctx)
-    assert found is not None, "route_patch sends here only when a combination exists"
-    (first, second), code = found
-    said = f"the edits of attempts {first} and {second} together"
+    (first, *others) = _combinations(state, _view(ctx), ctx)
+    (a, b), code = first
+    said = f"the edits of attempts {a} and {b} together"
     update = candidate("combine", Completion("", 0, 0, 0.0), 0.0, code, None, "", state, ctx, answer=said)
-    update["combined"] = state.get("combined", frozenset()) | {(first, second)}
+    pending = update["pending"]
+    assert pending is not None
+    alternatives = tuple(Sample(checked(c, None, "", state["seen"], ctx)[0] or c, 0, 0, 0.0, 0.0) for _, c in others)
+    update["pending"] = replace(pending, alternatives=alternatives)
+    update["combined"] = state.get("combined", frozenset()) | {pair for pair, _ in [first, *others]}
     return update
 
 
@@ -170,7 +180,7 @@ def route_patch(state: AgentState, runtime: Runtime[AgentContext]
     if spent(state, ctx):
         return END
     if pending is not None and pending.problem == "repeat":  # the model has nothing new: its failed edits together?
-        return "combine" if _combination(state, _view(ctx), ctx) is not None else "thought"
+        return "combine" if _combinations(state, _view(ctx), ctx) else "thought"
     if len(state.get("patch_turns", [])) >= PATCH_TRIES:
         return "thought"
     return "patch"
