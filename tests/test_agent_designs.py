@@ -8,6 +8,7 @@ import pytest
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, repair
 from bot.agent.code import split_docstring
+from bot.agent.combine import merged
 from bot.agent.edits import edit_schema, edited_lines
 from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
@@ -325,7 +326,7 @@ def test_two_failed_edits_are_tried_together_when_the_model_repeats_itself():
     assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "failed"), ("patch", "failed"),
                                                               ("patch", "repeat"), ("combine", "passed")]
     assert result.status == "fixed" and "return False" in result.final_code.splitlines()[3]
-    assert result.attempts[-1].answer == "the edits of attempts 1 and 2 together"
+    assert result.attempts[-1].answer == "the changes of attempts 1 and 2 together"
     assert result.attempts[-1].completion_tokens == 0 and len(llm.calls) == 6, "the combination costs no call"
 
 
@@ -359,6 +360,46 @@ def test_every_new_pair_of_failed_edits_is_tested_in_one_batch_as_one_iteration(
         (1, "patch", "failed"), (2, "patch", "failed"), (3, "patch", "repeat"), (3, "combine", "failed"),
         (4, "patch", "failed"), (5, "patch", "repeat"), (5, "combine", "passed"), (5, "combine", "failed")]
     assert result.status == "fixed" and harness.batches == [2], "pairs (2, 4) and (1, 4) in one sandbox run"
+
+
+def test_a_tool_call_that_repeats_itself_has_its_failed_calls_tried_together():
+    lines = SWAPPED.splitlines(keepends=True)
+    swap_true = "".join(lines[:3] + ["            return False\n"] + lines[4:])
+    swap_false = "".join(lines[:4] + ["    return True\n"])
+    answers = [tool(swap_true), tool(swap_false)] + [tool(swap_false)] * (1 + REPEAT_RETRIES)
+    llm, harness = ScriptedLLM(answers), BelowHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("below", SWAPPED), briefing=Briefing("x"),
+                       options=RepairOptions(agent="tool-call"))
+    result = repair(ctx)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("tool", "failed"), ("tool", "failed"),
+                                                              ("tool", "repeat"), ("combine", "passed")]
+    assert result.status == "fixed" and result.attempts[-1].answer == "the changes of attempts 1 and 2 together"
+
+
+def test_after_a_failed_combination_the_next_call_reads_it_among_the_earlier_attempts():
+    lines = SWAPPED.splitlines(keepends=True)
+    swap_true = "".join(lines[:3] + ["            return False\n"] + lines[4:])
+    strict = "".join(lines[:2] + ["        if e > t:\n"] + lines[3:])
+    right = "def below(l, t):\n    return all(e < t for e in l)\n"
+    answers = [tool(swap_true), tool(strict)] + [tool(strict)] * (1 + REPEAT_RETRIES) + [tool(right)]
+    llm = ScriptedLLM(answers)
+    ctx = AgentContext(llm=llm, harness=BelowHarness(), target=Target("below", SWAPPED), briefing=Briefing("x"),
+                       options=RepairOptions(agent="tool-call"))
+    result = repair(ctx)
+    assert [(a.node, a.outcome) for a in result.attempts] == [
+        ("tool", "failed"), ("tool", "failed"), ("tool", "repeat"), ("combine", "failed"), ("tool", "passed")]
+    last_call = llm.calls[-1]
+    assert "if e > t:; +            return False" in last_call[1].content, "the combination, summed up"
+    assert [m.role for m in last_call[2:]] == ["assistant", "tool", "assistant", "tool", "assistant", "tool"]
+
+
+def test_two_changes_merge_unless_they_touch_the_same_lines():
+    original = "a\nb\nc\n"
+    assert merged(original, "A\nb\nc\n", "a\nB\nc\n") == "A\nB\nc\n", "neighbouring lines merge"
+    assert merged(original, "a\nb\nc\nd\n", "A\nb\nc\n") == "A\nb\nc\nd\n", "an insertion and a change"
+    assert merged(original, "a\nX\nc\n", "a\nY\nc\n") is None, "the same line, changed twice"
+    assert merged(original, "a\nx\nb\nc\n", "a\ny\nb\nc\n") is None, "two insertions at one place"
+    assert merged(original, original, "A\nb\nc\n") is None, "one of them changes nothing"
 
 
 def test_closing_lines_never_closes_them_all():

@@ -111,9 +111,7 @@ class AgentState(TypedDict, total=False):
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]
     closed: frozenset[str]  # lines whose edit gave code already tried: later patches may not replace them
-    edit: str  # the pending patch's edit as the model wrote it
-    failed_edits: list[tuple[int, str]]  # (attempt number, edit) of each patch that was tested and failed
-    combined: frozenset[tuple[int, int]]  # pairs of those attempts whose edits were already combined
+    combined: frozenset[tuple[int, int]]  # pairs of failed attempts already tried together (bot/agent/combine.py)
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
     turns: list[Turn]
     open_call: Message | None

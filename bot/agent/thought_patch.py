@@ -7,6 +7,8 @@ plan into JSON line edits, which fixbot applies to the original function before 
     patch ──► thought  (the edit gives code already tried: think again, hotter, and the lines that edit changed
                         are closed: later patches may not replace or delete them; or a second edit of the same
                         plan does not apply either: a plan the model cannot write down is replaced)
+    patch ──► combine ──► test  (code already tried, and pairs of failed patches not yet tried together:
+                                 bot/agent/combine.py)
 
 Patch continues Thought's conversation (the plan is the model's own turn, the edit is asked for next, an edit
 that did not apply is shown with its reason), so llama.cpp evaluates only the new turns. Both nodes see the
@@ -18,18 +20,18 @@ and in the token and time budgets. Every attempt keeps its plan and edit as `ans
 """
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from ..llm.types import Completion, Message
+from ..llm.types import Message
 from . import prompts
-from .code import code_hash, normalized_dump, split_docstring
+from .code import normalized_dump, split_docstring
+from .combine import combinations, combine_update
 from .context import AgentContext
 from .edits import EditError, apply_edits, edit_schema, edited_lines, numbered, parse_edits
-from .nodes import Graph, ask, candidate, checked, repeat_boost, spent
-from .state import END, AgentState, Cost, Problem, Sample
+from .nodes import Graph, ask, candidate, repeat_boost, spent
+from .state import END, AgentState, Cost, Problem
 
 # Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model
 # mostly sent the same edit again (8 times in a row on one task), spending the budget on one unwritable plan.
@@ -38,8 +40,6 @@ PATCH_TRIES = 2
 # counts: each is recorded and asked again at once (with its reason, or as a new plan, hotter), so the iteration
 # budget buys tested patches; without this, over half of a quarter's iterations went to answers never run.
 FREE_UNTESTABLE = 2
-# Pairs of failed edits tried together in one sandbox batch (one iteration) when the model repeats itself.
-MAX_COMBINED = 6
 
 
 def _view(ctx: AgentContext) -> str:
@@ -72,55 +72,12 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
     # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
     return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
-            "plan_cost": Cost().plus(done), "failed_edits": _failed_edits(state),
+            "plan_cost": Cost().plus(done),
             "tokens": state["tokens"] + done.processed_tokens}
 
 
-def _failed_edits(state: AgentState) -> list[tuple[int, str]]:
-    """The failed edits, with the latest one if it was a patch whose test just failed."""
-    edits = state.get("failed_edits", [])
-    last = state["attempts"][-1] if state["attempts"] else None
-    if last is None or last.node != "patch" or last.outcome not in ("failed", "timeout") or not state.get("edit"):
-        return edits
-    return [*edits, (last.iteration, state["edit"])]
-
-
-def _combinations(state: AgentState, view: str, ctx: AgentContext) -> list[tuple[tuple[int, int], str]]:
-    """Pairs of failed edits not combined yet, newest first, up to MAX_COMBINED, whose edits together give new
-    code that parses: a fix of two lines is often written as two one-line patches, each of which fails alone
-    (Python/52 swaps both returns; the model wrote each swap as its own patch, then repeated them)."""
-    failed, done = state.get("failed_edits", []), state.get("combined", frozenset())
-    found: list[tuple[tuple[int, int], str]] = []
-    hashes: set[str] = set()
-    for j in range(len(failed) - 1, 0, -1):
-        for i in range(j - 1, -1, -1):
-            pair = (failed[i][0], failed[j][0])
-            if pair in done or len(found) == MAX_COMBINED:
-                continue
-            try:
-                code = apply_edits(view, parse_edits(failed[i][1], view) + parse_edits(failed[j][1], view))
-            except (EditError, SyntaxError):  # overlapping lines, or code that does not parse
-                continue
-            faithful_code, problem, _ = checked(code, None, "", state["seen"], ctx)
-            if problem is None and faithful_code is not None and code_hash(faithful_code) not in hashes:
-                hashes.add(code_hash(faithful_code))
-                found.append((pair, code))
-    return found
-
-
 def combine(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    """Pairs of failed edits applied together, tested in one batch as one iteration, at no model call."""
-    ctx = runtime.context
-    (first, *others) = _combinations(state, _view(ctx), ctx)
-    (a, b), code = first
-    said = f"the edits of attempts {a} and {b} together"
-    update = candidate("combine", Completion("", 0, 0, 0.0), 0.0, code, None, "", state, ctx, answer=said)
-    pending = update["pending"]
-    assert pending is not None
-    alternatives = tuple(Sample(checked(c, None, "", state["seen"], ctx)[0] or c, 0, 0, 0.0, 0.0) for _, c in others)
-    update["pending"] = replace(pending, alternatives=alternatives)
-    update["combined"] = state.get("combined", frozenset()) | {pair for pair, _ in [first, *others]}
-    return update
+    return combine_update(state, runtime.context, "patch")
 
 
 def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
@@ -155,7 +112,6 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=said)
     update["plan_cost"] = Cost()  # counted once, in this attempt
-    update["edit"] = done.text
     pending = update["pending"]
     assert pending is not None
     if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
@@ -180,17 +136,10 @@ def route_patch(state: AgentState, runtime: Runtime[AgentContext]
     if spent(state, ctx):
         return END
     if pending is not None and pending.problem == "repeat":  # the model has nothing new: its failed edits together?
-        return "combine" if _combinations(state, _view(ctx), ctx) else "thought"
+        return "combine" if combinations(state, ctx, "patch") else "thought"
     if len(state.get("patch_turns", [])) >= PATCH_TRIES:
         return "thought"
     return "patch"
-
-
-def route_combine(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "thought", "__end__"]:
-    pending = state["pending"]
-    if pending is not None and pending.problem is None:
-        return "test"
-    return END if spent(state, runtime.context) else "thought"
 
 
 def wire(g: Graph) -> tuple[str, str]:
@@ -199,5 +148,5 @@ def wire(g: Graph) -> tuple[str, str]:
     g.add_node("combine", combine)
     g.add_conditional_edges("thought", route_thought)
     g.add_conditional_edges("patch", route_patch)
-    g.add_conditional_edges("combine", route_combine)
+    g.add_edge("combine", "test")  # a combination is new code that parses: always tested
     return "thought", "thought"
