@@ -360,6 +360,8 @@ def test_every_new_pair_of_failed_edits_is_tested_in_one_batch_as_one_iteration(
         (1, "patch", "failed"), (2, "patch", "failed"), (3, "patch", "repeat"), (3, "combine", "failed"),
         (4, "patch", "failed"), (5, "patch", "repeat"), (5, "combine", "passed"), (5, "combine", "failed")]
     assert result.status == "fixed" and harness.batches == [2], "pairs (2, 4) and (1, 4) in one sandbox run"
+    assert [a.answer for a in result.attempts[-2:]] == ["the changes of attempts 1 and 4 together",
+                                                        "the changes of attempts 2 and 4 together"]
 
 
 def test_a_tool_call_that_repeats_itself_has_its_failed_calls_tried_together():

@@ -72,10 +72,14 @@ def combine_update(state: AgentState, ctx: AgentContext, node: Node) -> AgentSta
     alternatives, all marked as combined."""
     found = combinations(state, ctx, node)
     (a, b), code = found[0]
-    update = candidate("combine", Completion("", 0, 0, 0.0), 0.0, code, None, "", state, ctx,
-                       answer=f"the changes of attempts {a} and {b} together")
+    update = candidate("combine", Completion("", 0, 0, 0.0), 0.0, code, None, "", state, ctx, answer=_said(a, b))
     pending = update["pending"]
     assert pending is not None
-    update["pending"] = replace(pending, alternatives=tuple(Sample(c, 0, 0, 0.0, 0.0) for _, c in found[1:]))
+    others = tuple(Sample(c, 0, 0, 0.0, 0.0, answer=_said(*pair)) for pair, c in found[1:])
+    update["pending"] = replace(pending, alternatives=others)
     update["combined"] = state.get("combined", frozenset()) | {pair for pair, _ in found}
     return update
+
+
+def _said(first: int, second: int) -> str:
+    return f"the changes of attempts {first} and {second} together"

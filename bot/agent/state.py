@@ -36,6 +36,7 @@ class Sample:
     latency_s: float
     temperature: float
     prompt_eval_s: float = 0.0
+    answer: str = ""  # what it is, when it is not a model's answer (a combination of failed attempts)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -72,7 +73,8 @@ class Turn:
 def as_pending(sample: Sample, node: Node) -> Pending:
     return Pending(code=sample.code, problem=None, detail="", prompt_tokens=sample.prompt_tokens,
                    completion_tokens=sample.completion_tokens, latency_s=sample.latency_s,
-                   prompt_eval_s=sample.prompt_eval_s, temperature=sample.temperature, node=node)
+                   prompt_eval_s=sample.prompt_eval_s, temperature=sample.temperature, node=node,
+                   answer=sample.answer)
 
 
 @dataclass(frozen=True)
