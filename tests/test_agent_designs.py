@@ -7,9 +7,7 @@ from dataclasses import replace
 import pytest
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, repair
-from bot.agent.code import split_docstring
 from bot.agent.combine import merged
-from bot.agent.edits import edit_schema, edited_lines
 from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
 from bot.agent.thought_patch import FREE_UNTESTABLE
@@ -268,22 +266,6 @@ def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
     assert insert["properties"]["after"]["enum"] == ["def add(a, b):", *lines]  # inserting after the def line is fine
 
 
-def test_a_line_whose_edit_the_model_repeats_is_closed_to_later_patches():
-    answers = [PLAN, edit(3, "    return a * b"), "Multiply.", edit(3, "    return a * b"), "Then add.",
-               edit(3, "    return a + b")]
-    llm = SchemaRecordingLLM(answers)
-    ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY),
-                       briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"),
-                       options=RepairOptions(agent="thought-patch"))
-    result = repair(ctx)
-    assert [a.outcome for a in result.attempts] == ["failed", "repeat", "passed"]
-    patch_schemas = [s for s in llm.schemas if s is not None]
-    enums = [s["properties"]["edits"]["items"]["anyOf"][0]["properties"]["line"]["enum"] for s in patch_schemas]
-    assert enums[0] == enums[1] == ["# keep this comment", "return a - b"], "a failed edit alone closes nothing"
-    assert enums[2] == ["# keep this comment"], "after the repeat, its line can no longer be replaced"
-    assert "the bug is in another line: `return a - b`" in llm.calls[4][-1].content
-
-
 SWAPPED = """def below(l, t):
     for e in l:
         if e >= t:
@@ -402,15 +384,6 @@ def test_two_changes_merge_unless_they_touch_the_same_lines():
     assert merged(original, "a\nX\nc\n", "a\nY\nc\n") is None, "the same line, changed twice"
     assert merged(original, "a\nx\nb\nc\n", "a\ny\nb\nc\n") is None, "two insertions at one place"
     assert merged(original, original, "A\nb\nc\n") is None, "one of them changes nothing"
-
-
-def test_closing_lines_never_closes_them_all():
-    view = split_docstring(BUGGY)[0]
-    every = frozenset({"# keep this comment", "return a - b"})
-    replace = edit_schema(view, every)["properties"]["edits"]["items"]["anyOf"][0]
-    assert replace["properties"]["line"]["enum"] == ["# keep this comment", "return a - b"]
-    assert edited_lines(edit(3, "    return a * b"), view) == {"return a - b"}
-    assert edited_lines("not json", view) == frozenset()
 
 
 def test_an_earlier_attempt_is_summed_up_by_its_failed_assertion_not_its_location():
