@@ -8,6 +8,7 @@ import pytest
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, repair
 from bot.agent.combine import merged
+from bot.agent.edits import closing, edit_schema, edited_lines
 from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
 from bot.agent.thought_patch import FREE_UNTESTABLE
@@ -294,6 +295,33 @@ class BelowHarness(AssertHarness):
             if got is not want:
                 return TestOutcome(False, f"assert below{args} is {want}\nE  assert {got} is {want}")
         return TestOutcome(True, "")
+
+
+def test_a_line_whose_edit_the_model_repeats_is_closed_to_later_patches():
+    swap_true, swap_false = edit(4, "            return False"), edit(5, "    return True")
+    llm = SchemaRecordingLLM(["1", swap_true, "2", swap_true, "3", swap_false])
+    ctx = AgentContext(llm=llm, harness=BelowHarness(), target=Target("below", SWAPPED), briefing=Briefing("x"),
+                       options=RepairOptions(agent="thought-patch", budgets=Budgets(iterations=2)))
+    result = repair(ctx)
+    assert [a.outcome for a in result.attempts] == ["failed", "repeat", "failed"]
+    enums = [s["properties"]["edits"]["items"]["anyOf"][0]["properties"]["line"]["enum"]
+             for s in llm.schemas if s is not None]
+    body = ["for e in l:", "if e >= t:", "return True", "return False"]
+    assert enums[0] == enums[1] == body, "a failed edit alone closes nothing"
+    assert enums[2] == ["for e in l:", "if e >= t:", "return False"], "after the repeat, its line is closed"
+    assert "the bug is in another line: `return True`" in llm.calls[4][-1].content
+
+
+def test_closing_never_leaves_no_line_of_code_open():
+    view = 'def fill(grid, capacity):\n    import math\n    """Fill the wells."""\n    return sum(grid) // capacity\n'
+    assert closing(view, frozenset(), frozenset({"return sum(grid) // capacity"})) == frozenset(), \
+        "its one line of code stays open: else only the import and the string would be left to edit"
+    assert closing(SWAPPED, frozenset({"if e >= t:"}), frozenset({"return True"})) == {"if e >= t:", "return True"}
+    assert edited_lines(edit(4, "            return False"), SWAPPED) == {"return True"}
+    assert edited_lines("not json", SWAPPED) == frozenset()
+    every = frozenset({"for e in l:", "if e >= t:", "return True", "return False"})
+    replace = edit_schema(SWAPPED, every)["properties"]["edits"]["items"]["anyOf"][0]
+    assert replace["properties"]["line"]["enum"] == sorted(every, key=SWAPPED.index), "never all of them"
 
 
 def test_two_failed_edits_are_tried_together_when_the_model_repeats_itself():

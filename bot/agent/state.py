@@ -112,6 +112,7 @@ class AgentState(TypedDict, total=False):
     plan: list[Message]
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]
+    closed: frozenset[str]  # lines whose edit gave code already tried: later patches may not replace them
     combined: frozenset[tuple[int, int]]  # pairs of failed attempts already tried together (bot/agent/combine.py)
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
     turns: list[Turn]

@@ -4,7 +4,8 @@ plan into JSON line edits, which fixbot applies to the original function before 
     thought ──► patch ──► test ──► thought ──► ...
                  │  ▲
                  └──┘  (an edit that does not apply, or changes nothing, goes back to patch, with the reason)
-    patch ──► thought  (the edit gives code already tried: think again, hotter; or a second edit of the same
+    patch ──► thought  (the edit gives code already tried: think again, hotter, and the lines that edit changed
+                        are closed: later patches may not replace or delete them; or a second edit of the same
                         plan does not apply either: a plan the model cannot write down is replaced)
     patch ──► combine ──► test  (code already tried, and pairs of failed patches not yet tried together:
                                  bot/agent/combine.py)
@@ -28,7 +29,7 @@ from . import prompts
 from .code import normalized_dump, split_docstring
 from .combine import combinations, combine_update
 from .context import AgentContext
-from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits
+from .edits import EditError, apply_edits, closing, edit_schema, edited_lines, numbered, parse_edits
 from .nodes import Graph, ask, candidate, repeat_boost, spent
 from .state import END, AgentState, Cost, Problem
 
@@ -55,8 +56,10 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
         return (f"The last plan could not be turned into an edit that applies ({reason}). Find a fix that is "
                 "simpler to write: as few lines as possible, each given exactly as it should read.")
     if last.outcome == "repeat":
+        closed = " ".join(f"`{line}`" for line in sorted(state.get("closed", ())))
         return (f"The last plan led to code already tried ({last.feedback}). That is not the bug: find a different "
-                "root cause.")
+                "root cause." + (f" Edits of these lines were tried and failed; the bug is in another line: {closed}."
+                                 if closed else ""))
     code = split_docstring(state["current"])[0].rstrip()
     return f"The last patch gave this code, which still fails:\n```python\n{code}\n```\n{state['feedback'].strip()}"
 
@@ -103,7 +106,8 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     turns = state.get("patch_turns", [])
     plan = state.get("plan", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=edit_schema(view))
+    closed = state.get("closed", frozenset())
+    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=edit_schema(view, closed))
     said = f"{plan[-1].content.strip()}\n---\n{done.text.strip()}" if plan else done.text
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=said)
@@ -112,6 +116,8 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     assert pending is not None
     if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
         update["iteration"] = state["iteration"]
+    if pending.problem == "repeat":  # the model keeps coming back to these lines with edits that failed
+        update["closed"] = closing(view, closed, edited_lines(done.text, view))
     if pending.problem in ("patch", "syntax", "signature"):  # the next try of this plan sees this edit and why
         update["patch_turns"] = [*turns, (done.text, pending.detail)]
     return update
