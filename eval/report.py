@@ -19,8 +19,7 @@ def summarize(results: Sequence[TaskResult], run: dict[str, Any]) -> dict[str, A
     by_bug: dict[str, list[TaskResult]] = defaultdict(list)
     for r in results:
         by_bug[r.bug_type].append(r)
-    # a combination of earlier edits (thought-patch) is tested without a model call
-    tokens = [a["completion_tokens"] for r in results for a in r.attempts if a.get("node") != "combine"]
+    tokens = [a["completion_tokens"] for r in results for a in r.attempts]
     changed = [r.changed_lines for r in results if r.passed and r.changed_lines is not None]
     curve = [round(sum(1 for r in results if r.solved_at is not None and r.solved_at <= k) / n, 4) if n else 0.0
              for k in range(1, iterations + 1)]

@@ -2,18 +2,15 @@
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 
 import pytest
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, repair
-from bot.agent.combine import merged
-from bot.agent.edits import closing, edit_schema, edited_lines
 from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
 from bot.agent.thought_patch import FREE_UNTESTABLE
 from bot.agent.tool_call import MAX_TURNS, REPEAT_RETRIES
-from bot.agent.types import Attempt, RepairInterrupted, TestOutcome
+from bot.agent.types import Attempt, RepairInterrupted
 from bot.llm import Completion, Message, ScriptedLLM
 
 from .test_agent_graph import BUGGY, FIXED, AssertHarness
@@ -265,153 +262,6 @@ def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
     assert (plan_schema is None
             and replace["properties"]["line"]["enum"] == lines == delete["properties"]["line"]["enum"])
     assert insert["properties"]["after"]["enum"] == ["def add(a, b):", *lines]  # inserting after the def line is fine
-
-
-SWAPPED = """def below(l, t):
-    for e in l:
-        if e >= t:
-            return True
-    return False
-"""
-
-
-class BelowHarness(AssertHarness):
-    """`below(l, t)`: are all numbers in `l` below `t`? Records each batch of candidates."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.batches: list[int] = []
-
-    def check_many(self, sources):  # type: ignore[no-untyped-def]
-        self.batches.append(len(sources))
-        return super().check_many(sources)
-
-    def check(self, function_source: str) -> TestOutcome:
-        self.checked.append(function_source)
-        scope: dict = {}
-        exec(function_source, scope)
-        for args, want in ((([1, 2], 3), True), (([1, 5], 3), False)):
-            got = scope["below"](*args)
-            if got is not want:
-                return TestOutcome(False, f"assert below{args} is {want}\nE  assert {got} is {want}")
-        return TestOutcome(True, "")
-
-
-def test_a_line_whose_edit_the_model_repeats_is_closed_to_later_patches():
-    swap_true, swap_false = edit(4, "            return False"), edit(5, "    return True")
-    llm = SchemaRecordingLLM(["1", swap_true, "2", swap_true, "3", swap_false])
-    ctx = AgentContext(llm=llm, harness=BelowHarness(), target=Target("below", SWAPPED), briefing=Briefing("x"),
-                       options=RepairOptions(agent="thought-patch", budgets=Budgets(iterations=2)))
-    result = repair(ctx)
-    assert [a.outcome for a in result.attempts] == ["failed", "repeat", "failed"]
-    enums = [s["properties"]["edits"]["items"]["anyOf"][0]["properties"]["line"]["enum"]
-             for s in llm.schemas if s is not None]
-    body = ["for e in l:", "if e >= t:", "return True", "return False"]
-    assert enums[0] == enums[1] == body, "a failed edit alone closes nothing"
-    assert enums[2] == ["for e in l:", "if e >= t:", "return False"], "after the repeat, its line is closed"
-    assert "the bug is in another line: `return True`" in llm.calls[4][-1].content
-
-
-def test_closing_never_leaves_no_line_of_code_open():
-    view = 'def fill(grid, capacity):\n    import math\n    """Fill the wells."""\n    return sum(grid) // capacity\n'
-    assert closing(view, frozenset(), frozenset({"return sum(grid) // capacity"})) == frozenset(), \
-        "its one line of code stays open: else only the import and the string would be left to edit"
-    assert closing(SWAPPED, frozenset({"if e >= t:"}), frozenset({"return True"})) == {"if e >= t:", "return True"}
-    assert edited_lines(edit(4, "            return False"), SWAPPED) == {"return True"}
-    assert edited_lines("not json", SWAPPED) == frozenset()
-    every = frozenset({"for e in l:", "if e >= t:", "return True", "return False"})
-    replace = edit_schema(SWAPPED, every)["properties"]["edits"]["items"]["anyOf"][0]
-    assert replace["properties"]["line"]["enum"] == sorted(every, key=SWAPPED.index), "never all of them"
-
-
-def test_two_failed_edits_are_tried_together_when_the_model_repeats_itself():
-    swap_true = edit(4, "            return False")
-    swap_false = edit(5, "    return True")
-    answers = ["Swap the first return.", swap_true, "Swap the last return.", swap_false, "Swap the first.", swap_true]
-    llm, harness = ScriptedLLM(answers), BelowHarness()
-    ctx = AgentContext(llm=llm, harness=harness, target=Target("below", SWAPPED),
-                       briefing=Briefing("assert below([1, 2], 3) is True"),
-                       options=RepairOptions(agent="thought-patch"))
-    result = repair(ctx)
-    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "failed"), ("patch", "failed"),
-                                                              ("patch", "repeat"), ("combine", "passed")]
-    assert result.status == "fixed" and "return False" in result.final_code.splitlines()[3]
-    assert result.attempts[-1].answer == "the changes of attempts 1 and 2 together"
-    assert result.attempts[-1].completion_tokens == 0 and len(llm.calls) == 6, "the combination costs no call"
-
-
-def test_failed_edits_are_combined_only_when_the_model_repeats_itself_and_each_pair_once():
-    swap_true, swap_false = edit(4, "            return False"), edit(5, "    return True")
-    strict = edit(3, "        if e > t:")
-    answers = ["Swap the first return.", swap_true, "Swap the last.", swap_false, "Use >.", strict]
-    llm = ScriptedLLM(answers)
-    ctx = AgentContext(llm=llm, harness=BelowHarness(), target=Target("below", SWAPPED), briefing=Briefing("x"),
-                       options=RepairOptions(agent="thought-patch", budgets=Budgets(iterations=3)))
-    result = repair(ctx)
-    assert [a.node for a in result.attempts] == ["patch", "patch", "patch"], "no repeat: the model's own edits"
-    answers = ["1", swap_true, "2", strict, "3", swap_true, "4", strict, "5", swap_true, "6", edit(3, "        if 0:")]
-    ctx = replace(ctx, llm=ScriptedLLM(answers),
-                  options=RepairOptions(agent="thought-patch", budgets=Budgets(iterations=4)))
-    result = repair(ctx)
-    assert [(a.node, a.outcome) for a in result.attempts] == [
-        ("patch", "failed"), ("patch", "failed"), ("patch", "repeat"), ("combine", "failed"), ("patch", "repeat"),
-        ("patch", "repeat"), ("patch", "failed")], "the one pair is combined once; later repeats go back to thought"
-
-
-def test_every_new_pair_of_failed_edits_is_tested_in_one_batch_as_one_iteration():
-    swap_true, swap_false = edit(4, "            return False"), edit(5, "    return True")
-    strict = edit(3, "        if e > t:")
-    answers = ["1", swap_true, "2", strict, "3", strict, "4", swap_false, "5", swap_false]
-    llm, harness = ScriptedLLM(answers), BelowHarness()
-    ctx = AgentContext(llm=llm, harness=harness, target=Target("below", SWAPPED), briefing=Briefing("x"),
-                       options=RepairOptions(agent="thought-patch"))
-    result = repair(ctx)
-    assert [(a.iteration, a.node, a.outcome) for a in result.attempts] == [
-        (1, "patch", "failed"), (2, "patch", "failed"), (3, "patch", "repeat"), (3, "combine", "failed"),
-        (4, "patch", "failed"), (5, "patch", "repeat"), (5, "combine", "passed"), (5, "combine", "failed")]
-    assert result.status == "fixed" and harness.batches == [2], "pairs (2, 4) and (1, 4) in one sandbox run"
-    assert [a.answer for a in result.attempts[-2:]] == ["the changes of attempts 1 and 4 together",
-                                                        "the changes of attempts 2 and 4 together"]
-
-
-def test_a_tool_call_that_repeats_itself_has_its_failed_calls_tried_together():
-    lines = SWAPPED.splitlines(keepends=True)
-    swap_true = "".join(lines[:3] + ["            return False\n"] + lines[4:])
-    swap_false = "".join(lines[:4] + ["    return True\n"])
-    answers = [tool(swap_true), tool(swap_false)] + [tool(swap_false)] * (1 + REPEAT_RETRIES)
-    llm, harness = ScriptedLLM(answers), BelowHarness()
-    ctx = AgentContext(llm=llm, harness=harness, target=Target("below", SWAPPED), briefing=Briefing("x"),
-                       options=RepairOptions(agent="tool-call"))
-    result = repair(ctx)
-    assert [(a.node, a.outcome) for a in result.attempts] == [("tool", "failed"), ("tool", "failed"),
-                                                              ("tool", "repeat"), ("combine", "passed")]
-    assert result.status == "fixed" and result.attempts[-1].answer == "the changes of attempts 1 and 2 together"
-
-
-def test_after_a_failed_combination_the_next_call_reads_it_among_the_earlier_attempts():
-    lines = SWAPPED.splitlines(keepends=True)
-    swap_true = "".join(lines[:3] + ["            return False\n"] + lines[4:])
-    strict = "".join(lines[:2] + ["        if e > t:\n"] + lines[3:])
-    right = "def below(l, t):\n    return all(e < t for e in l)\n"
-    answers = [tool(swap_true), tool(strict)] + [tool(strict)] * (1 + REPEAT_RETRIES) + [tool(right)]
-    llm = ScriptedLLM(answers)
-    ctx = AgentContext(llm=llm, harness=BelowHarness(), target=Target("below", SWAPPED), briefing=Briefing("x"),
-                       options=RepairOptions(agent="tool-call"))
-    result = repair(ctx)
-    assert [(a.node, a.outcome) for a in result.attempts] == [
-        ("tool", "failed"), ("tool", "failed"), ("tool", "repeat"), ("combine", "failed"), ("tool", "passed")]
-    last_call = llm.calls[-1]
-    assert "if e > t:; +            return False" in last_call[1].content, "the combination, summed up"
-    assert [m.role for m in last_call[2:]] == ["assistant", "tool", "assistant", "tool", "assistant", "tool"]
-
-
-def test_two_changes_merge_unless_they_touch_the_same_lines():
-    original = "a\nb\nc\n"
-    assert merged(original, "A\nb\nc\n", "a\nB\nc\n") == "A\nB\nc\n", "neighbouring lines merge"
-    assert merged(original, "a\nb\nc\nd\n", "A\nb\nc\n") == "A\nb\nc\nd\n", "an insertion and a change"
-    assert merged(original, "a\nX\nc\n", "a\nY\nc\n") is None, "the same line, changed twice"
-    assert merged(original, "a\nx\nb\nc\n", "a\ny\nb\nc\n") is None, "two insertions at one place"
-    assert merged(original, original, "A\nb\nc\n") is None, "one of them changes nothing"
 
 
 def test_an_earlier_attempt_is_summed_up_by_its_failed_assertion_not_its_location():

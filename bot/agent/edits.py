@@ -73,15 +73,13 @@ def _spelled(text: str) -> str:
     return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
-def edit_schema(source: str, closed: frozenset[str] = frozenset()) -> dict[str, Any]:
+def edit_schema(source: str) -> dict[str, Any]:
     """The JSON Schema of an answer that can be applied to `source`: ops from the set, each naming a line of the
     function by its text (`anchors`), never the `def` line (insert after it is fine), at most MAX_EDITS edits.
     A backend that samples under it cannot write prose, a line the function does not have or a misspelt op; what
-    a schema cannot say (no overlap, code that parses) is still checked when the edits are applied. `closed`:
-    lines that may no longer be replaced or deleted (see `closing`)."""
+    a schema cannot say (no overlap, code that parses) is still checked when the edits are applied."""
     names = anchors(source)
-    body = [name for name, n in names.items() if n > 1 and name not in closed] or \
-        [name for name, n in names.items() if n > 1] or list(names)
+    body = [name for name, n in names.items() if n > 1] or list(names)
     code = {"type": "string"}
     items = [{"type": "object", "properties": {"op": {"const": "replace"}, "line": {"enum": body}, "code": code},
               "required": ["op", "line", "code"]},
@@ -117,37 +115,6 @@ def _numbered_edit(item: object, names: dict[str, int]) -> object:
     if isinstance(item.get("after"), str):
         item = {**item, "after": _line_number(item["after"], names)}
     return item
-
-
-def edited_lines(text: str, source: str) -> frozenset[str]:
-    """The lines (as `anchors` names them) that an answer's edits replace or delete; none when it does not parse."""
-    try:
-        edits = parse_edits(text, source)
-    except EditError:
-        return frozenset()
-    name_of = {n: name for name, n in anchors(source).items()}
-    return frozenset(name_of[n] for e in edits if not isinstance(e, Insert)
-                     for n in range(e.start, e.end + 1) if n in name_of)
-
-
-def _code_lines(source: str) -> frozenset[int]:
-    """Lines that start a statement of the function's body other than a string or an import: where a bug can be."""
-    try:
-        tree = ast.parse(textwrap.dedent(source))
-    except SyntaxError:
-        return frozenset()
-    return frozenset(node.lineno for node in ast.walk(tree) if isinstance(node, ast.stmt) and node.lineno > 1
-                     and not isinstance(node, (ast.Import, ast.ImportFrom))
-                     and not (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant)))
-
-
-def closing(source: str, closed: frozenset[str], more: frozenset[str]) -> frozenset[str]:
-    """`closed` with `more` (the lines of an edit the model repeated), unless that would leave no line of code
-    open: a function whose one line of code is its `return` keeps it (else only a string's lines were left)."""
-    names = anchors(source)
-    code = _code_lines(source)
-    together = closed | more
-    return together if any(n in code for name, n in names.items() if name not in together) else closed
 
 
 def numbered(source: str) -> str:

@@ -118,8 +118,7 @@ def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     codes = [pending.code, *(s.code for s in pending.alternatives)]
     outcomes = ctx.harness.check_many(codes) if pending.alternatives else [ctx.harness.check(pending.code)]
     changed = [changed_lines(ctx.target.source, c) for c in codes]
-    kind: Node = "combine" if pending.node == "combine" else "sample"  # combine: more pairs of failed edits
-    records = [attempt(it, as_pending(s, kind), _label(o), o.feedback, n)
+    records = [attempt(it, as_pending(s, "sample"), _label(o), o.feedback, n)
                for s, o, n in zip(pending.alternatives, outcomes[1:], changed[1:])]
     records.append(attempt(it, pending, _label(outcomes[0]), outcomes[0].feedback, changed[0]))  # last: the one
     update: AgentState = {"attempts": records, "pending": None,                       # the prompt shows in full

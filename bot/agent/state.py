@@ -36,7 +36,6 @@ class Sample:
     latency_s: float
     temperature: float
     prompt_eval_s: float = 0.0
-    answer: str = ""  # what it is, when it is not a model's answer (a combination of failed attempts)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -73,8 +72,7 @@ class Turn:
 def as_pending(sample: Sample, node: Node) -> Pending:
     return Pending(code=sample.code, problem=None, detail="", prompt_tokens=sample.prompt_tokens,
                    completion_tokens=sample.completion_tokens, latency_s=sample.latency_s,
-                   prompt_eval_s=sample.prompt_eval_s, temperature=sample.temperature, node=node,
-                   answer=sample.answer)
+                   prompt_eval_s=sample.prompt_eval_s, temperature=sample.temperature, node=node)
 
 
 @dataclass(frozen=True)
@@ -112,8 +110,6 @@ class AgentState(TypedDict, total=False):
     plan: list[Message]
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]
-    closed: frozenset[str]  # lines whose edit gave code already tried: later patches may not replace them
-    combined: frozenset[tuple[int, int]]  # pairs of failed attempts already tried together (bot/agent/combine.py)
     # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
     turns: list[Turn]
     open_call: Message | None

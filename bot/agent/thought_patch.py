@@ -4,11 +4,8 @@ plan into JSON line edits, which fixbot applies to the original function before 
     thought ──► patch ──► test ──► thought ──► ...
                  │  ▲
                  └──┘  (an edit that does not apply, or changes nothing, goes back to patch, with the reason)
-    patch ──► thought  (the edit gives code already tried: think again, hotter, and the lines that edit changed
-                        are closed: later patches may not replace or delete them; or a second edit of the same
+    patch ──► thought  (the edit gives code already tried: think again, hotter; or a second edit of the same
                         plan does not apply either: a plan the model cannot write down is replaced)
-    patch ──► combine ──► test  (code already tried, and pairs of failed patches not yet tried together:
-                                 bot/agent/combine.py)
 
 Patch continues Thought's conversation (the plan is the model's own turn, the edit is asked for next, an edit
 that did not apply is shown with its reason), so llama.cpp evaluates only the new turns. Both nodes see the
@@ -27,9 +24,8 @@ from langgraph.runtime import Runtime
 from ..llm.types import Message
 from . import prompts
 from .code import normalized_dump, split_docstring
-from .combine import combinations, combine_update
 from .context import AgentContext
-from .edits import EditError, apply_edits, closing, edit_schema, edited_lines, numbered, parse_edits
+from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits
 from .nodes import Graph, ask, candidate, repeat_boost, spent
 from .state import END, AgentState, Cost, Problem
 
@@ -56,10 +52,8 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
         return (f"The last plan could not be turned into an edit that applies ({reason}). Find a fix that is "
                 "simpler to write: as few lines as possible, each given exactly as it should read.")
     if last.outcome == "repeat":
-        closed = " ".join(f"`{line}`" for line in sorted(state.get("closed", ())))
         return (f"The last plan led to code already tried ({last.feedback}). That is not the bug: find a different "
-                "root cause." + (f" Edits of these lines were tried and failed; the bug is in another line: {closed}."
-                                 if closed else ""))
+                "root cause.")
     code = split_docstring(state["current"])[0].rstrip()
     return f"The last patch gave this code, which still fails:\n```python\n{code}\n```\n{state['feedback'].strip()}"
 
@@ -74,10 +68,6 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
             "plan_cost": Cost().plus(done),
             "tokens": state["tokens"] + done.processed_tokens}
-
-
-def combine(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    return combine_update(state, runtime.context, "patch")
 
 
 def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
@@ -106,8 +96,7 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     turns = state.get("patch_turns", [])
     plan = state.get("plan", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    closed = state.get("closed", frozenset())
-    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=edit_schema(view, closed))
+    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=edit_schema(view))
     said = f"{plan[-1].content.strip()}\n---\n{done.text.strip()}" if plan else done.text
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=said)
@@ -116,8 +105,6 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     assert pending is not None
     if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
         update["iteration"] = state["iteration"]
-    if pending.problem == "repeat":  # the model keeps coming back to these lines with edits that failed
-        update["closed"] = closing(view, closed, edited_lines(done.text, view))
     if pending.problem in ("patch", "syntax", "signature"):  # the next try of this plan sees this edit and why
         update["patch_turns"] = [*turns, (done.text, pending.detail)]
     return update
@@ -127,17 +114,13 @@ def route_thought(state: AgentState, runtime: Runtime[AgentContext]) -> Literal[
     return END if spent(state, runtime.context) in ("tokens", "time") else "patch"
 
 
-def route_patch(state: AgentState, runtime: Runtime[AgentContext]
-                ) -> Literal["test", "patch", "thought", "combine", "__end__"]:
-    ctx = runtime.context
+def route_patch(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "patch", "thought", "__end__"]:
     pending = state["pending"]
     if pending is not None and pending.problem is None:
         return "test"
-    if spent(state, ctx):
+    if spent(state, runtime.context):
         return END
-    if pending is not None and pending.problem == "repeat":  # the model has nothing new: its failed edits together?
-        return "combine" if combinations(state, ctx, "patch") else "thought"
-    if len(state.get("patch_turns", [])) >= PATCH_TRIES:
+    if pending is not None and (pending.problem == "repeat" or len(state.get("patch_turns", [])) >= PATCH_TRIES):
         return "thought"
     return "patch"
 
@@ -145,8 +128,6 @@ def route_patch(state: AgentState, runtime: Runtime[AgentContext]
 def wire(g: Graph) -> tuple[str, str]:
     g.add_node("thought", thought)
     g.add_node("patch", patch)
-    g.add_node("combine", combine)
     g.add_conditional_edges("thought", route_thought)
     g.add_conditional_edges("patch", route_patch)
-    g.add_edge("combine", "test")  # a combination is new code that parses: always tested
     return "thought", "thought"

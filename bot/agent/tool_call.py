@@ -7,8 +7,7 @@
 
 Code already tried is never run and never shown back: the call is asked again at once, hotter and with another
 seed, up to REPEAT_RETRIES times, all within the one iteration (a repeat answered "NOT RUN" cost an iteration,
-and the model, reading its own repeated call, sent it again); then its failed calls are tried together in pairs
-(bot/agent/combine.py). The explanation is not held to a length by the
+and the model, reading its own repeated call, sent it again). The explanation is not held to a length by the
 schema: cut short mid-sentence by a grammar, the model wrote garbage for `code` (`", "`) on every try.
 
 The conversation is the task, then (assistant call, tool result) pairs: the latest MAX_TURNS tested ones and the
@@ -26,7 +25,6 @@ from langgraph.runtime import Runtime
 from ..llm.types import Completion, Message, Tool, ToolCall
 from . import prompts
 from .code import code_hash, extract_function
-from .combine import combinations, combine_update
 from .context import AgentContext
 from .nodes import Graph, ask, candidate, checked, repeat_boost, spent
 from .state import END, AgentState, Cost, Problem, Seen, Turn
@@ -115,9 +113,7 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
         turns.append(_turn(open_call, state, ctx))
     shown = _window(turns)
     failed = [a for a in state["attempts"] if a.code and a.outcome in ("failed", "timeout")]
-    called = [a for a in failed if a.node == "tool"]  # the others (combinations) have no turn of their own
-    unseen = sorted(called[:len(called) - sum(t.ran for t in shown)] + [a for a in failed if a.node != "tool"],
-                    key=lambda a: a.iteration)
+    unseen = failed[:len(failed) - sum(t.ran for t in shown)]
     tried = prompts.history(ctx.target, unseen, skip_last=False) if unseen else ""
     messages = prompts.tool_task(ctx.target, ctx.briefing, state.get("hints", []), tried)
     for turn in shown:
@@ -142,30 +138,14 @@ def _read(done: Completion, ctx: AgentContext) -> tuple[list[ToolCall], tuple[st
     return runs, _arguments(runs[0].arguments, ctx.target.name, ctx.target.source)
 
 
-def route_call(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "call", "combine", "__end__"]:
+def route_call(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "call", "__end__"]:
     pending = state["pending"]
     if pending is not None and pending.problem is None:
         return "test"
-    if spent(state, runtime.context):
-        return END
-    repeated = pending is not None and pending.problem == "repeat"  # nothing new: its failed calls together?
-    return "combine" if repeated and combinations(state, runtime.context, "tool") else "call"
-
-
-def combine(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    """The repeated call is answered (its turn closed) and pairs of failed calls are tested together; the model
-    reads their failure in the summary of earlier attempts."""
-    ctx = runtime.context
-    turns = list(state.get("turns") or [])
-    open_call = state.get("open_call")
-    if open_call is not None:
-        turns.append(_turn(open_call, state, ctx))
-    return {**combine_update(state, ctx, "tool"), "turns": turns, "open_call": None}
+    return END if spent(state, runtime.context) else "call"
 
 
 def wire(g: Graph) -> tuple[str, str]:
     g.add_node("call", call)
-    g.add_node("combine", combine)
     g.add_conditional_edges("call", route_call)
-    g.add_edge("combine", "test")
     return "call", "call"

@@ -8,7 +8,7 @@ from typing import Literal, Protocol
 from ..errors import Stopped
 from ..llm.errors import LLMError
 
-Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "combine", "tool", "sample", "select"]
+Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select"]
 AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat"]
