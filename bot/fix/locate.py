@@ -147,10 +147,12 @@ def _mark_delegates(files: ProjectFiles, suspects: list[_Evidence]) -> None:
         strong = (ev.broken, ev.frame, ev.ochiai)
         callees = {other.span.qualname.rsplit(".", 1)[-1] for other in functions
                    if other is not ev and (other.broken, other.frame, other.ochiai) >= strong}
-        if callees & _delegates_to(files, ev.path, ev.span) or ev.suspect_lines and all(
-                callees & _calls_on(files, ev.path, ev.span, (line,)) for line in ev.suspect_lines):
+        if callees & _delegates_to(files, ev.path, ev.span):
             ev.delegate = True
             ev.reasons.append("a one-statement wrapper of a suspect function")
+        elif ev.suspect_lines and all(callees & _calls_on(files, ev.path, ev.span, line) for line in ev.suspect_lines):
+            ev.delegate = True
+            ev.reasons.append("its most suspect lines call a suspect function")
 
 
 def _delegates_to(files: ProjectFiles, path: str, span: Span) -> frozenset[str]:
@@ -166,11 +168,11 @@ def _delegates_to(files: ProjectFiles, path: str, span: Span) -> frozenset[str]:
     return frozenset(kind_name[1] for kind_name in _names(body) if kind_name[0] in ("name", "attr"))
 
 
-def _calls_on(files: ProjectFiles, path: str, span: Span, lines: tuple[int, ...]) -> frozenset[str]:
-    """The names of the functions a function calls on those of its lines."""
-    node = files.function(path, span) if lines else None
+def _calls_on(files: ProjectFiles, path: str, span: Span, line: int) -> frozenset[str]:
+    """The names of the functions a function calls on one of its lines."""
+    node = files.function(path, span)
     calls = [n.func for n in ast.walk(node) if isinstance(n, ast.Call)
-             and any(n.lineno <= line <= (n.end_lineno or n.lineno) for line in lines)] if node else []
+             and n.lineno <= line <= (n.end_lineno or n.lineno)] if node else []
     return frozenset(f.id if isinstance(f, ast.Name) else f.attr for f in calls
                      if isinstance(f, (ast.Name, ast.Attribute)))
 
