@@ -87,3 +87,30 @@ def test_a_failed_batch_hands_the_first_answer_to_reflect_and_the_samples_to_its
 def test_one_sample_is_the_plain_agent():
     result, llm, harness = run([WRONG, FIXED], samples=1)
     assert harness.batches == [] and len(llm.calls) == 2 and result.iterations == 2
+
+
+class Together(SeenOptions):
+    """A model that writes a call's answers at once (bot/llm/llamacpp_parallel.py for llama.cpp)."""
+
+    def __init__(self, answers: list[str]) -> None:
+        super().__init__(answers)
+        self.batches: list[int] = []
+
+    def complete_many(self, messages, *, temperatures, seeds, max_tokens=512):  # type: ignore[no-untyped-def]
+        self.batches.append(len(temperatures))
+        return [self.complete(messages, temperature=t, max_tokens=max_tokens, seed=s)
+                for t, s in zip(temperatures, seeds)]
+
+
+def test_a_model_that_writes_answers_together_gets_a_calls_answers_in_one_request():
+    answers = [WRONG, ZERO, BROKEN, TWO_LINES, ZERO, FIXED]
+    together = Together(answers)
+    ctx = AgentContext(llm=together, harness=BatchHarness(), target=Target("add", BUGGY),
+                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5"), options=RepairOptions(samples=3))
+    result = repair(ctx)
+    alone, one_by_one, _ = run(answers)
+    assert together.batches == [3, 3] and result.status == "fixed"
+    # the same temperatures and seeds as one request per answer, so the same attempts
+    assert together.options == one_by_one.options
+    assert [(a.iteration, a.node, a.outcome, a.code) for a in result.attempts] == [
+        (a.iteration, a.node, a.outcome, a.code) for a in alone.attempts]

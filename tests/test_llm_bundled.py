@@ -90,6 +90,24 @@ def test_the_shared_prefix_is_reused_between_calls(bundled: LlamaCppLLM) -> None
     assert again.cached_tokens <= 1, again
 
 
+def test_answers_decoded_together_are_those_of_calls_one_after_another(bundled: LlamaCppLLM) -> None:
+    bundled.reset()
+    alone = [bundled.complete(REPAIR, temperature=t, max_tokens=64, seed=s) for t, s in ((0.0, 0), (0.9, 7))]
+    together = bundled.complete_many(REPAIR, temperatures=[0.0, 0.9, 0.0], seeds=[0, 7, 3], max_tokens=64)
+    assert len(together) == 3
+    # greedy is greedy however many sequences share the batch; a seeded draw is the same draw
+    assert together[0].text == together[2].text == alone[0].text, (together, alone)
+    assert together[1].text == alone[1].text, (together[1].text, alone[1].text)
+    # the fixbot-rendered prompt is token for token the chat template's: all of it was still cached
+    assert together[0].prompt_tokens == alone[0].prompt_tokens
+    assert together[0].prompt_tokens - together[0].cached_tokens <= 1, together[0]
+    assert [c.cached_tokens for c in together[1:]] == [together[0].prompt_tokens] * 2
+    assert all(c.finish_reason in ("stop", "length") and 0 < c.completion_tokens <= 64 for c in together)
+    # afterwards the prompt is still cached and the next ordinary call starts from it
+    after = bundled.complete(REPAIR, temperature=0.0, max_tokens=64, seed=0)
+    assert after.text == alone[0].text and after.prompt_tokens - after.cached_tokens <= 1, after
+
+
 def test_threads_follow_the_cpu_affinity() -> None:
     assert available_cores() == len(os.sched_getaffinity(0))
 

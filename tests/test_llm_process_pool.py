@@ -70,3 +70,9 @@ def test_more_threads_than_processes_is_refused(tmp_path: Path) -> None:
         t.start()
         t.join(timeout=60)
         assert len(errors) == 1 and "more threads than the 1 model processes" in str(errors[0])
+
+
+def test_several_answers_at_once_come_one_after_another_from_a_backend_without_them(tmp_path: Path) -> None:
+    with ModelPool(script(tmp_path, ["a", "b", "c"]), 1) as pool:
+        got = pool.complete_many(ASK, temperatures=[0.0, 0.8, 0.8], seeds=[0, 1000, 2000])
+        assert [c.text for c in got] == ["a", "b", "c"]

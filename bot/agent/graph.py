@@ -30,7 +30,18 @@ from . import prompts, thought_patch, tool_call
 from .code import changed_lines, code_hash, extract_function
 from .context import REPEAT_BOOST, AgentContext
 from .minimize import minimize
-from .nodes import Graph, add_samples, ask, candidate, route_searched, route_start, route_tested, search, spent, test
+from .nodes import (
+    Graph,
+    add_samples,
+    ask_many,
+    candidate,
+    route_searched,
+    route_start,
+    route_tested,
+    search,
+    spent,
+    test,
+)
 from .select import select
 from .state import END, ORIGINAL_SEEN, AgentState, Problem
 from .types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, SearchRound, StopReason
@@ -41,9 +52,9 @@ def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentConte
         got = extract_function(text, ctx.target.name, ctx.target.source)
         return got.code, got.problem, got.detail
 
-    done, temp = ask(messages, state, ctx, boost)
+    (done, temp), *extra = ask_many(messages, state, ctx, ctx.options.samples, boost)
     update = candidate(node, done, temp, *parse(done.text), state, ctx)
-    return add_samples(update, messages, state, ctx, parse, boost) if ctx.options.samples > 1 else update
+    return add_samples(update, extra, state, ctx, parse) if extra else update
 
 
 def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:

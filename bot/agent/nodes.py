@@ -17,7 +17,7 @@ from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
 from ..llm.errors import ToolsUnsupported
-from ..llm.types import Completion, JsonLLM, Message, Tool, ToolLLM
+from ..llm.types import Completion, JsonLLM, ManyLLM, Message, Tool, ToolLLM
 from . import prompts
 from .code import changed_lines, code_hash, faithful, signature_problem
 from .context import REPEAT_BOOST, AgentContext, temperature
@@ -36,12 +36,9 @@ def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: fl
     """One model call at the schedule's temperature (`sample` k > 0: the call's k-th extra answer, at least
     SAMPLE_TEMPERATURE, its own seed); the few-shot bug patterns join the system prompt when on. With a
     `schema`, a model that can generate under one answers with JSON it admits; others answer freely."""
-    temp = temperature(ctx.options.schedule, state["iteration"], boost)
-    if sample:
-        temp = max(temp, SAMPLE_TEMPERATURE)
-    if ctx.options.few_shot and messages and messages[0].role == "system":
-        messages = [Message("system", f"{messages[0].content}\n\n{prompts.FEW_SHOT}"), *messages[1:]]
-    max_tokens, seed = ctx.options.budgets.max_tokens_per_call, ctx.seed + state["iteration"] + 1000 * sample
+    temp, seed = _drawn(state, ctx, boost, sample)
+    messages = _with_few_shot(messages, ctx)
+    max_tokens = ctx.options.budgets.max_tokens_per_call
     if schema is not None and isinstance(ctx.llm, JsonLLM):
         return ctx.llm.complete_json(messages, schema, temperature=temp, max_tokens=max_tokens, seed=seed), temp
     if not tools:
@@ -49,6 +46,32 @@ def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: fl
     if not isinstance(ctx.llm, ToolLLM):
         raise ToolsUnsupported(f"{getattr(ctx.llm, 'name', type(ctx.llm).__name__)} cannot call tools")
     return ctx.llm.complete_with_tools(messages, tools, temperature=temp, max_tokens=max_tokens, seed=seed), temp
+
+
+def ask_many(messages: list[Message], state: AgentState, ctx: AgentContext, n: int, boost: float = 0.0
+             ) -> list[tuple[Completion, float]]:
+    """The call's answer and its `n - 1` samples, each at the temperature and seed `ask` gives it, written
+    together by a model that can (bot/llm/llamacpp_parallel.py), else one after another."""
+    if not isinstance(ctx.llm, ManyLLM):
+        return [ask(messages, state, ctx, boost, sample=k) for k in range(n)]
+    drawn = [_drawn(state, ctx, boost, k) for k in range(n)]
+    done = ctx.llm.complete_many(_with_few_shot(messages, ctx), temperatures=[t for t, _ in drawn],
+                                 seeds=[s for _, s in drawn], max_tokens=ctx.options.budgets.max_tokens_per_call)
+    return [(d, t) for d, (t, _) in zip(done, drawn)]
+
+
+def _drawn(state: AgentState, ctx: AgentContext, boost: float, sample: int) -> tuple[float, int]:
+    """The temperature and seed of a call's answer (`sample` 0) or of its k-th extra answer."""
+    temp = temperature(ctx.options.schedule, state["iteration"], boost)
+    if sample:
+        temp = max(temp, SAMPLE_TEMPERATURE)
+    return temp, ctx.seed + state["iteration"] + 1000 * sample
+
+
+def _with_few_shot(messages: list[Message], ctx: AgentContext) -> list[Message]:
+    if ctx.options.few_shot and messages and messages[0].role == "system":
+        return [Message("system", f"{messages[0].content}\n\n{prompts.FEW_SHOT}"), *messages[1:]]
+    return messages
 
 
 def repeat_boost(state: AgentState) -> float:
@@ -135,11 +158,11 @@ def _label(outcome: TestOutcome) -> Outcome:
     return "passed" if outcome.passed else "timeout" if outcome.timed_out else "failed"
 
 
-def add_samples(update: AgentState, messages: list[Message], state: AgentState, ctx: AgentContext, parse: Parse,
-                boost: float = 0.0) -> AgentState:
-    """`samples - 1` more answers to the prompt that gave `update`'s pending candidate; the usable new ones
-    join it as alternatives, tested in the same batch. When the first answer was unusable, the first usable
-    sample takes its place. Unusable samples still count their tokens."""
+def add_samples(update: AgentState, extra: Sequence[tuple[Completion, float]], state: AgentState, ctx: AgentContext,
+                parse: Parse) -> AgentState:
+    """The `extra` answers to the prompt that gave `update`'s pending candidate (its samples, see `ask_many`);
+    the usable new ones join it as alternatives, tested in the same batch. When the first answer was unusable,
+    the first usable sample takes its place. Unusable samples still count their tokens."""
     pending = update["pending"]
     assert pending is not None
     seen = dict(state["seen"])
@@ -147,8 +170,7 @@ def add_samples(update: AgentState, messages: list[Message], state: AgentState, 
         seen[code_hash(pending.code)] = Seen("sample")
     kept: list[Sample] = []
     waste = Cost()
-    for k in range(1, ctx.options.samples):
-        done, temp = ask(messages, state, ctx, boost, sample=k)
+    for done, temp in extra:
         update["tokens"] += done.processed_tokens
         code, problem, _ = checked(*parse(done.text), seen, ctx)
         if code is None or problem is not None:

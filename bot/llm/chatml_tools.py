@@ -31,6 +31,11 @@ def _turn(role: str, text: str) -> str:
     return f"<|im_start|>{role}\n{text}<|im_end|>\n"
 
 
+def render_chat(messages: Sequence[Message]) -> str:
+    """A plain conversation as the bundled model's chat template renders it, up to the assistant's answer."""
+    return "".join(_turn(m.role, m.content) for m in messages) + "<|im_start|>assistant\n"
+
+
 def render(messages: Sequence[Message], tools: Sequence[Tool], call: str) -> str:
     """The whole prompt, up to the start of the required call's arguments."""
     out = [] if any(m.role == "system" for m in messages) else [_turn("system", _functions(tools).lstrip())]

@@ -10,9 +10,10 @@ from pathlib import Path
 from typing import Any
 
 from .bundled import LOCAL_EXTRA
-from .chatml_tools import render
+from .chatml_tools import render, render_chat
 from .errors import LLMRequestFailed, ModelUnavailable
 from .gguf_files import check_gguf, resolve_gguf
+from .llamacpp_parallel import MAX_SEQUENCES, allow_sequences, decode_together, evaluate_prompt
 from .spec import ModelSpec
 from .types import Completion, Message, Tool, ToolCall, check_messages
 
@@ -52,8 +53,12 @@ class LlamaCppLLM:
         try:
             self._llama = Llama(model_path=str(path), n_ctx=n_ctx, n_threads=threads, n_threads_batch=threads,
                                 verbose=verbose)
+            allow_sequences(self._llama, MAX_SEQUENCES)
         except (ValueError, RuntimeError) as exc:  # llama-cpp-python's ways of saying "failed to load"
             raise ModelUnavailable(f"llama.cpp could not load {path}: {exc}") from exc
+        # The answers of complete_many are rendered as ChatML by fixbot (the bundled Qwen model's format);
+        # a model with another chat format gets them one after another.
+        self._chatml = "<|im_start|>" in self._llama.metadata.get("tokenizer.chat_template", "")
 
     @classmethod
     def from_spec(cls, spec: ModelSpec, *, n_ctx: int = 4096, n_threads: int | None = None,
@@ -86,6 +91,51 @@ class LlamaCppLLM:
                           completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
                           model=self.name, finish_reason=choice.get("finish_reason"),
                           cached_tokens=max(prompt_tokens - evaluated, 0), prompt_eval_s=prompt_s)
+
+    def complete_many(self, messages: Sequence[Message], *, temperatures: Sequence[float], seeds: Sequence[int],
+                      max_tokens: int = 512) -> list[Completion]:
+        """One answer per (temperature, seed), decoded together (bot/llm/llamacpp_parallel.py). The first answer
+        carries the prompt's evaluation; the decoding time is shared among the answers by their lengths."""
+        msgs = check_messages(messages)
+        plain = msgs[0].role == "system" and all(m.role in ("system", "user", "assistant") for m in msgs)
+        if not self._chatml or not plain or len(temperatures) < 2:
+            return [self.complete(msgs, temperature=t, max_tokens=max_tokens, seed=s)
+                    for t, s in zip(temperatures, seeds)]
+        out: list[Completion] = []
+        for i in range(0, len(temperatures), MAX_SEQUENCES):
+            out += self._together(msgs, temperatures[i:i + MAX_SEQUENCES], seeds[i:i + MAX_SEQUENCES], max_tokens)
+        return out
+
+    def _together(self, messages: list[Message], temperatures: Sequence[float], seeds: Sequence[int],
+                  max_tokens: int) -> list[Completion]:
+        import llama_cpp
+
+        prompt = self._llama.tokenize(render_chat(messages).encode(), add_bos=False, special=True)
+        room = self.n_ctx - len(prompt)
+        if room < len(temperatures) * max_tokens:  # every answer needs cells of its own in the one KV cache
+            if room < max_tokens:
+                raise LLMRequestFailed(f"{self.name}: a prompt of {len(prompt)} tokens leaves no room for an "
+                                       f"answer of {max_tokens} in the context of {self.n_ctx}; shorten the "
+                                       "prompt or raise n_ctx")
+            return [self.complete(messages, temperature=t, max_tokens=max_tokens, seed=s)
+                    for t, s in zip(temperatures, seeds)]
+        start = time.monotonic()
+        with self._lock:
+            before = llama_cpp.llama_perf_context(self._llama.ctx)
+            evaluate_prompt(self._llama, prompt)
+            after = llama_cpp.llama_perf_context(self._llama.ctx)
+            answers, decode_s = decode_together(self._llama, prompt, temperatures, seeds, max_tokens)
+        evaluated = int(after.n_p_eval - before.n_p_eval)
+        prompt_s = max(after.t_p_eval_ms - before.t_p_eval_ms, 0.0) / 1000
+        total = time.monotonic() - start
+        generated = sum(len(a.tokens) for a in answers) or 1
+        return [Completion(text=self._llama.detokenize(a.tokens).decode("utf-8", errors="ignore"),
+                           prompt_tokens=len(prompt), completion_tokens=len(a.tokens),
+                           latency_s=(total - decode_s if k == 0 else 0.0) + decode_s * len(a.tokens) / generated,
+                           model=self.name, finish_reason="stop" if a.finished else "length",
+                           cached_tokens=len(prompt) - evaluated if k == 0 else len(prompt),
+                           prompt_eval_s=prompt_s if k == 0 else 0.0)
+                for k, a in enumerate(answers)]
 
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
                             max_tokens: int = 512, seed: int | None = None) -> Completion:

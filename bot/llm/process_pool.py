@@ -123,6 +123,15 @@ class ModelPool:
         return self._mine().call("complete", list(messages), temperature=temperature, max_tokens=max_tokens,
                                  seed=seed)
 
+    def complete_many(self, messages: Sequence[Message], *, temperatures: Sequence[float], seeds: Sequence[int],
+                      max_tokens: int = 512) -> list[Completion]:
+        try:
+            return self._mine().call("complete_many", list(messages), temperatures=list(temperatures),
+                                     seeds=list(seeds), max_tokens=max_tokens)
+        except AttributeError:  # a backend without it: one answer after another
+            return [self.complete(messages, temperature=t, max_tokens=max_tokens, seed=s)
+                    for t, s in zip(temperatures, seeds)]
+
     def complete_with_tools(self, messages: Sequence[Message], tools: Sequence[Tool], *, temperature: float = 0.0,
                             max_tokens: int = 512, seed: int | None = None) -> Completion:
         try:

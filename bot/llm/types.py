@@ -108,6 +108,17 @@ class JsonLLM(Protocol):
         ...
 
 
+@runtime_checkable
+class ManyLLM(Protocol):
+    """A model that writes several answers to one conversation at once (llama.cpp: one batch per step).
+    Backends without it lack the method; callers then ask once per answer."""
+
+    def complete_many(self, messages: Sequence[Message], *, temperatures: Sequence[float], seeds: Sequence[int],
+                      max_tokens: int = 512) -> list[Completion]:
+        """One answer per (temperature, seed), in that order."""
+        ...
+
+
 def check_messages(messages: Sequence[Message]) -> list[Message]:
     """Reject loose dicts and empty conversations at the border, with a message that says why."""
     out = list(messages)
