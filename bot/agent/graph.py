@@ -52,7 +52,7 @@ def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentConte
         got = extract_function(text, ctx.target.name, ctx.target.source)
         return got.code, got.problem, got.detail
 
-    (done, temp), *extra = ask_many(messages, state, ctx, ctx.options.samples, boost)
+    (done, temp), *extra = ask_many(messages, state, ctx, range(ctx.options.samples), boost)
     update = candidate(node, done, temp, *parse(done.text), state, ctx)
     return add_samples(update, extra, state, ctx, parse) if extra else update
 

@@ -17,11 +17,11 @@ from dataclasses import dataclass, field, replace
 from . import prompts
 from .code import changed_lines, code_hash, extract_function
 from .context import AgentContext
-from .nodes import answered, ask, attempt, checked, spent, unusable
+from .nodes import answered, ask_many, attempt, checked, spent, unusable
 from .state import ORIGINAL_SEEN, AgentState
 from .types import Attempt, Judge, Selection
 
-EXTRA_ANSWERS = 3  # answers drawn for the vote when a fix is found: one prompt, cached, so each costs its tokens
+EXTRA_ANSWERS = 3  # answers drawn for the vote when a fix is found: one prompt, cached, written together
 FIRST_EXTRA = 100  # their sample numbers (seeds), apart from the samples a call draws itself
 
 
@@ -74,8 +74,7 @@ def _draw(state: AgentState, ctx: AgentContext, pool: Pool) -> list[Attempt]:
     messages = prompts.draft(ctx.target, ctx.briefing, state.get("hints", []))
     original = {code_hash(ctx.target.source): ORIGINAL_SEEN}
     answers = []
-    for k in range(EXTRA_ANSWERS):
-        done, temp = ask(messages, state, ctx, sample=FIRST_EXTRA + k)
+    for done, temp in ask_many(messages, state, ctx, range(FIRST_EXTRA, FIRST_EXTRA + EXTRA_ANSWERS)):
         got = extract_function(done.text, ctx.target.name, ctx.target.source)
         # faithful to the original's text; an answer given before is a vote, the original unchanged never is
         code, problem, detail = checked(got.code, got.problem, got.detail, original, ctx)
