@@ -92,6 +92,8 @@ def test_the_shared_prefix_is_reused_between_calls(bundled: LlamaCppLLM) -> None
 
 def test_answers_decoded_together_are_those_of_calls_one_after_another(bundled: LlamaCppLLM) -> None:
     bundled.reset()
+    cold = bundled.complete_many(REPAIR, temperatures=[0.0, 0.9], seeds=[0, 7], max_tokens=8)
+    assert cold[0].cached_tokens <= 1 and 0 < cold[0].prompt_eval_s < cold[0].latency_s, cold[0]  # all of it evaluated
     alone = [bundled.complete(REPAIR, temperature=t, max_tokens=64, seed=s) for t, s in ((0.0, 0), (0.9, 7))]
     together = bundled.complete_many(REPAIR, temperatures=[0.0, 0.9, 0.0], seeds=[0, 7, 3], max_tokens=64)
     assert len(together) == 3

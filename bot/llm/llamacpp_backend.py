@@ -123,6 +123,7 @@ class LlamaCppLLM:
         with self._lock:
             before = llama_cpp.llama_perf_context(self._llama.ctx)
             evaluate_prompt(self._llama, prompt)
+            llama_cpp.llama_synchronize(self._llama.ctx)  # llama.cpp updates its counters when it synchronizes
             after = llama_cpp.llama_perf_context(self._llama.ctx)
             answers, decode_s = decode_together(self._llama, prompt, temperatures, seeds, max_tokens)
         evaluated = int(after.n_p_eval - before.n_p_eval)
