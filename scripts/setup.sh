@@ -29,7 +29,7 @@ py="${PYTHON:-python3}"
 # AMX kernels, which crash on this machine kind (SIGSEGV in ggml_backend_amx_mul_mat); the portable AVX2 build
 # in scripts/llama-cmake-args runs on every x86-64 machine with AVX2, the Action image's runners included. This
 # local build adds the AVX-512 and VNNI instruction sets the CPU reports (never AMX): prompts are evaluated faster
-# with them (bench/RESULTS.md), and the answers are the same.
+# with them (bench/RESULTS.md); greedy answers can differ where two tokens are nearly tied.
 cpu_features() {
   local flags; flags=" $(grep -m1 '^flags' /proc/cpuinfo 2>/dev/null | cut -d: -f2 || true) "
   has() { for f in "$@"; do case "$flags" in *" $f "*) ;; *) return 1;; esac; done; }
