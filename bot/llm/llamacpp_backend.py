@@ -111,12 +111,7 @@ class LlamaCppLLM:
         import llama_cpp
 
         prompt = self._llama.tokenize(render_chat(messages).encode(), add_bos=False, special=True)
-        room = self.n_ctx - len(prompt)
-        if room < len(temperatures) * max_tokens:  # every answer needs cells of its own in the one KV cache
-            if room < max_tokens:
-                raise LLMRequestFailed(f"{self.name}: a prompt of {len(prompt)} tokens leaves no room for an "
-                                       f"answer of {max_tokens} in the context of {self.n_ctx}; shorten the "
-                                       "prompt or raise n_ctx")
+        if len(prompt) + len(temperatures) * max_tokens > self.n_ctx:  # each answer needs KV cells of its own
             return [self.complete(messages, temperature=t, max_tokens=max_tokens, seed=s)
                     for t, s in zip(temperatures, seeds)]
         start = time.monotonic()
