@@ -99,12 +99,16 @@ class LlamaCppLLM:
         msgs = check_messages(messages)
         plain = msgs[0].role == "system" and all(m.role in ("system", "user", "assistant") for m in msgs)
         if not self._chatml or not plain or len(temperatures) < 2:
-            return [self.complete(msgs, temperature=t, max_tokens=max_tokens, seed=s)
-                    for t, s in zip(temperatures, seeds)]
+            return self._one_by_one(msgs, temperatures, seeds, max_tokens)
         out: list[Completion] = []
         for i in range(0, len(temperatures), MAX_SEQUENCES):
             out += self._together(msgs, temperatures[i:i + MAX_SEQUENCES], seeds[i:i + MAX_SEQUENCES], max_tokens)
         return out
+
+    def _one_by_one(self, messages: list[Message], temperatures: Sequence[float], seeds: Sequence[int],
+                    max_tokens: int) -> list[Completion]:
+        return [self.complete(messages, temperature=t, max_tokens=max_tokens, seed=s)
+                for t, s in zip(temperatures, seeds)]
 
     def _together(self, messages: list[Message], temperatures: Sequence[float], seeds: Sequence[int],
                   max_tokens: int) -> list[Completion]:
@@ -112,8 +116,7 @@ class LlamaCppLLM:
 
         prompt = self._llama.tokenize(render_chat(messages).encode(), add_bos=False, special=True)
         if len(prompt) + len(temperatures) * max_tokens > self.n_ctx:  # each answer needs KV cells of its own
-            return [self.complete(messages, temperature=t, max_tokens=max_tokens, seed=s)
-                    for t, s in zip(temperatures, seeds)]
+            return self._one_by_one(messages, temperatures, seeds, max_tokens)
         start = time.monotonic()
         with self._lock:
             before = llama_cpp.llama_perf_context(self._llama.ctx)

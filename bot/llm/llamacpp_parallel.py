@@ -55,13 +55,7 @@ def _sampler(temperature: float, seed: int) -> Any:
 def evaluate_prompt(llama: Any, tokens: Sequence[int]) -> None:
     """Evaluate `tokens` in sequence 0, reusing the longest prefix llama.cpp still holds (at least the last token
     is evaluated again, so that the logits to sample from are fresh)."""
-    held = llama._input_ids
-    common = 0
-    for a, b in zip(held, tokens):
-        if a != b:
-            break
-        common += 1
-    common = min(common, len(tokens) - 1)
+    common = min(llama.longest_token_prefix(llama._input_ids, tokens), len(tokens) - 1)
     llama._ctx.kv_cache_seq_rm(-1, common, -1)
     llama.n_tokens = common
     llama.eval(list(tokens[common:]))
