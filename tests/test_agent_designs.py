@@ -9,7 +9,7 @@ from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, re
 from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.prompts import FEW_SHOT, tried_lines
 from bot.agent.thought_patch import FREE_UNTESTABLE
-from bot.agent.tool_call import MAX_TURNS, REPEAT_RETRIES
+from bot.agent.tool_call import REPEAT_RETRIES
 from bot.agent.types import Attempt, RepairInterrupted
 from bot.llm import Completion, Message, ScriptedLLM
 
@@ -139,28 +139,34 @@ def test_a_run_tests_call_that_passes_ends_the_loop():
     assert [(a.node, a.outcome) for a in result.attempts] == [("tool", "passed")]
 
 
-def test_a_failing_run_is_answered_as_the_tools_result():
+def test_a_failing_run_is_answered_with_its_code_and_failure_in_a_conversation_of_two_turns():
     result, llm, _ = run("tool-call", [tool("def add(a, b):\n    return a * b"),
                                        tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["failed", "passed"]
-    assistant, answer = llm.calls[1][-2:]
-    assert assistant.role == "assistant" and assistant.tool_calls[0].name == "run_tests"
-    assert answer.role == "tool" and answer.tool_call_id == assistant.tool_calls[0].id
-    assert answer.content.startswith("FAILED") and "assert 6 == 5" in answer.content
+    second = llm.calls[1]
+    assert [m.role for m in second] == ["system", "user"], "the model's call is not replayed as its own turn"
+    result_text = second[1].content.split("Its tests:")[1]
+    ran = ("Your last run_tests call ran this code:\n```python\ndef add(a, b):\n    # keep this comment\n"
+           "    return a * b\n```")
+    assert ran in result_text, "the code as run (the faithful merge keeps the comment; the docstring is the spec's)"
+    assert "Result: FAILED" in result_text and "assert 6 == 5" in result_text
+    assert second[1].content.endswith("Call run_tests with your corrected `add`.")
+    assert llm.calls[0][1].content.split("Its tests:")[0] == second[1].content.split("Its tests:")[0], \
+        "the task is the same prefix in every call, so the model's prompt cache covers it"
 
 
 def test_prose_without_a_call_is_nudged_by_a_user_turn():
     result, llm, _ = run("tool-call", ["The bug is the minus sign.", tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
     nudge = llm.calls[1][-1]
-    assert nudge.role == "user" and "no run_tests call" in nudge.content and "Call run_tests" in nudge.content
+    assert nudge.role == "user" and "NOT RUN: no run_tests call" in nudge.content and "Call run_tests" in nudge.content
 
 
 def test_arguments_that_are_not_json_are_answered_without_running():
     bad = {"tool_call": {"name": "run_tests", "arguments": '{"code": "def add(a, b):'}}
     result, llm, harness = run("tool-call", [bad, tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"] and len(harness.checked) == 1
-    assert llm.calls[1][-1].content.startswith("NOT RUN: the run_tests arguments are not JSON")
+    assert "Your latest call was NOT RUN: the run_tests arguments are not JSON" in llm.calls[1][-1].content
     assert result.attempts[0].answer == '{"code": "def add(a, b):', "a call's arguments are its answer"
 
 
@@ -169,12 +175,16 @@ def test_code_sent_without_its_line_breaks_or_with_a_stray_brace_is_read_as_mean
     result, _, harness = run("tool-call", [tool(flat)])
     assert [a.outcome for a in result.attempts] == ["passed"] and len(harness.checked) == 1
     assert "    if a:\n        return a + b\n    return b" in result.attempts[0].code
+    result, _, _ = run("tool-call", [tool("def add(a, b):    if a:\n        return a + b\n    return b")])
+    assert [a.outcome for a in result.attempts] == ["passed"], "only the def line's break left out"
     result, _, _ = run("tool-call", [tool("def add(a, b):\n    return a + b}")])
     assert [a.outcome for a in result.attempts] == ["passed"]
     result, llm, _ = run("tool-call", [tool("def add(a, b):    return a +  b  )"),
                                        tool("def add(a, b):\n    return a + b")])
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"]  # no reading parses: the plain error
-    assert "line 1" in llm.calls[1][-1].content
+    said = llm.calls[1][-1].content.split("NOT RUN: ")[1]
+    assert said.startswith("line 1") and "each line break written as \\n" in said
+    assert "return a +  b" not in said, "the one-line code is not quoted back: the model copied it, one line again"
 
 
 def test_code_already_tried_is_asked_again_at_once_hotter_within_one_iteration():
@@ -187,26 +197,26 @@ def test_code_already_tried_is_asked_again_at_once_hotter_within_one_iteration()
                                            for a in (tool(BUGGY), tool("def add(a, b):\n    return a + b")))
 
 
-def test_untested_answers_are_not_shown_again_so_the_model_does_not_copy_them():
-    repeats = [tool(BUGGY)] * (REPEAT_RETRIES + 1)  # every retry repeats too: one attempt, shown as NOT RUN
+def test_a_repeat_of_every_retry_is_reported_as_not_run_with_the_failure_it_repeats():
+    repeats = [tool(BUGGY)] * (REPEAT_RETRIES + 1)  # every retry repeats too: one attempt, reported as NOT RUN
     answers = [tool("def add(a, b):\n    return a * b"), *repeats, tool("def add(a, b):\n    return a + b")]
     result, llm, _ = run("tool-call", answers)
     assert [a.outcome for a in result.attempts] == ["failed", "repeat", "passed"]
+    last = llm.calls[-1]
+    assert [m.role for m in last] == ["system", "user"]
+    assert "return a * b\n```\nResult: FAILED" in last[1].content, "the last run, still"
     assert "NOT RUN: the same code as the original (buggy) function, which fails:\nassert add(2, 3) == 5" \
-        in llm.calls[-1][-1].content
-    last = llm.calls[-1]
-    assert [m.role for m in last] == ["system", "user", "assistant", "tool", "assistant", "tool"]
-    assert last[3].content.startswith("FAILED") and "the same code as the original" in last[5].content
+        in last[1].content
 
 
-def test_old_turns_are_summed_up_so_the_conversation_stays_short():
-    wrong = [tool(f"def add(a, b):\n    return a * b + {i}") for i in range(MAX_TURNS + 2)]
+def test_earlier_runs_are_summed_up_in_a_line_each_and_the_latest_shown_in_full():
+    wrong = [tool(f"def add(a, b):\n    return a * b + {i}") for i in range(4)]
     result, llm, _ = run("tool-call", wrong + [tool("def add(a, b):\n    return a + b")])
-    assert result.status == "fixed" and len(result.attempts) == MAX_TURNS + 3
-    last = llm.calls[-1]
-    assert sum(m.role == "tool" for m in last) == MAX_TURNS
-    assert "return a * b + 0" in last[1].content and "return a * b + 1" in last[1].content  # summed up
-    assert all("a * b + 0" not in str(m.tool_calls) for m in last[2:])
+    assert result.status == "fixed" and len(result.attempts) == 5
+    task = llm.calls[-1][1].content
+    assert "    return a * b + 3\n```\nResult: FAILED" in task
+    summed = task.split("Earlier attempts that also failed")[1]
+    assert all(f"return a * b + {i}" in summed for i in range(3)) and "+ 3" not in summed
 
 
 def test_a_model_without_tools_is_a_clear_error():

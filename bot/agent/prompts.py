@@ -54,7 +54,7 @@ FEW_SHOT = """Common small bugs and their fixes, for example:
 - wrong constant: `return n % 2 == 1` -> `return n % 2 == 0`"""
 
 
-def _fence(code: str) -> str:
+def fence(code: str) -> str:
     return f"```python\n{code.rstrip()}\n```"
 
 
@@ -102,7 +102,7 @@ def _described(target: Target, numbered: str) -> list[str]:
         if doc:
             parts += ["What it should do:", textwrap.indent(doc.strip(), "    ")]
         return parts + (["Its code, with line numbers:", f"```\n{numbered}\n```"] if numbered
-                        else ["Its code:", _fence(code)])
+                        else ["Its code:", fence(code)])
     caller, *helpers = [name for name, _ in functions]
     parts = [f"The function `{caller}` and the helper {_names(helpers)} it calls each have a bug: the tests pass only "
              f"when both are fixed. Check how `{caller}` calls {_names(helpers)} (which arguments, in which order) as "
@@ -110,7 +110,7 @@ def _described(target: Target, numbered: str) -> list[str]:
     for name, text in functions:
         code, doc = split_docstring(text)
         parts += [f"What `{name}` should do:", textwrap.indent(doc.strip(), "    ")] if doc else []
-        parts += [] if numbered else [f"The code of `{name}`:", _fence(code)]
+        parts += [] if numbered else [f"The code of `{name}`:", fence(code)]
     return parts + (["Their code, with line numbers:", f"```\n{numbered}\n```"] if numbered else [])
 
 
@@ -118,9 +118,9 @@ def _task(target: Target, briefing: Briefing, numbered: str = "") -> str:
     """The task; `numbered` shows the code with line numbers instead (for line edits)."""
     parts = _described(target, numbered)
     if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
-        parts += ["It lives next to this code:", _fence(target.context)]
+        parts += ["It lives next to this code:", fence(target.context)]
     if briefing.tests.strip():
-        parts += ["Its tests:", _fence(_clip(briefing.tests, MAX_TEST_LINES))]
+        parts += ["Its tests:", fence(_clip(briefing.tests, MAX_TEST_LINES))]
     return "\n".join(parts)
 
 
@@ -201,7 +201,7 @@ def _follow_up(target: Target, briefing: Briefing, situation: str, attempts: lis
 
 def reflect(target: Target, briefing: Briefing, current: str, feedback: str, attempts: list[Attempt],
             hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
-    situation = f"This attempt still fails:\n{_fence(split_docstring(current)[0])}\n{feedback.strip()}"
+    situation = f"This attempt still fails:\n{fence(split_docstring(current)[0])}\n{feedback.strip()}"
     ask = "Find the real bugs: one in each function." if target_kind(target.source) == "functions" else \
         "Find what it gets wrong and write it again." if unwritten(target.source) else "Find the real bug."
     return _follow_up(target, briefing, situation, attempts, ask, hints)
@@ -284,9 +284,11 @@ Call run_tests with the whole corrected function as `code` (no docstring, no tes
 Keep the function's name and parameters. Change as little as possible."""
 
 
-def tool_task(target: Target, briefing: Briefing, hints: list[str] = (), tried: str = "") -> list[Message]:  # type: ignore[assignment]
-    """The start of the tool-call conversation; `tried` sums up attempts whose turns were dropped."""
+def tool_task(target: Target, briefing: Briefing, result: str, attempts: list[Attempt],
+              hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
+    """The tool-call conversation: the task, then `result`, what the model's latest call came to (or the tests'
+    first failure), with its earlier calls that failed summed up in a line each."""
+    tried = history(target, attempts)
     return [Message("system", TOOL_SYSTEM),
-            Message("user", f"{_task(target, briefing)}\n\nThe tests fail:\n{briefing.summary.strip()}\n"
-                            f"{_hints(target, list(hints))}" + (f"\n{tried}\n" if tried else "")
-                            + f"\nCall run_tests with your corrected `{target.name}`.")]
+            Message("user", f"{_task(target, briefing)}\n\n{result.strip()}\n" + (f"\n{tried}\n" if tried else "")
+                    + f"{_hints(target, list(hints))}\nCall run_tests with your corrected `{target.name}`.")]

@@ -60,15 +60,6 @@ class Pending:
                        latency_s=self.latency_s + cost.latency_s, prompt_eval_s=self.prompt_eval_s + cost.prompt_eval_s)
 
 
-@dataclass(frozen=True)
-class Turn:
-    """One exchange of the tool-call conversation: the model's call and what it was answered."""
-
-    call: Message
-    result: Message
-    ran: bool  # the tests ran (PASSED or FAILED); False: answered without running (a repeat, no usable call)
-
-
 def as_pending(sample: Sample, node: Node) -> Pending:
     return Pending(code=sample.code, problem=None, detail="", prompt_tokens=sample.prompt_tokens,
                    completion_tokens=sample.completion_tokens, latency_s=sample.latency_s,
@@ -110,6 +101,3 @@ class AgentState(TypedDict, total=False):
     plan: list[Message]
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]
-    # tool-call: the conversation after the task, as (assistant turn, its result) pairs, and the latest turn
-    turns: list[Turn]
-    open_call: Message | None

@@ -5,14 +5,16 @@
      │ ▲
      └─┘  (no call, arguments that are not JSON, a changed signature: answered without running)
 
-Code already tried is never run and never shown back: the call is asked again at once, hotter and with another
-seed, up to REPEAT_RETRIES times, all within the one iteration (a repeat answered "NOT RUN" cost an iteration,
-and the model, reading its own repeated call, sent it again). The explanation is not held to a length by the
-schema: cut short mid-sentence by a grammar, the model wrote garbage for `code` (`", "`) on every try.
+Each call is asked in a conversation of two turns: the task, then the result of the model's latest call (the
+code it ran and FAILED with the failing assertion, the feedback reflect reads; or NOT RUN with the reason),
+earlier calls summed up in a line each. The model's calls are not replayed as its own turns: shown its last
+call that way, the bundled model sent it again, hot or not, and never recovered from a first failure; shown the
+call's code inside the result, it writes other fixes.
 
-The conversation is the task, then (assistant call, tool result) pairs: the latest MAX_TURNS tested ones and the
-newest pair in full, older failures summed up in a line each, so ten tries fit the bundled model's 4096-token
-context. Untested answers (NOT RUN) are not kept: shown again and again, the same code is what the model copies.
+Code already tried is never run: the call is asked again at once, hotter and with another seed, up to
+REPEAT_RETRIES times, all within the one iteration; only when every retry repeats is the answer recorded, and
+the next call reads that it was NOT RUN. The explanation is not held to a length by the schema: cut short
+mid-sentence by a grammar, the model wrote garbage for `code` (`", "`) on every try.
 """
 from __future__ import annotations
 
@@ -22,15 +24,14 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from ..llm.types import Completion, Message, Tool, ToolCall
+from ..llm.types import Completion, Tool
 from . import prompts
-from .code import code_hash, extract_function
+from .code import code_hash, extract_function, split_docstring
 from .context import AgentContext
 from .nodes import Graph, ask, candidate, checked, repeat_boost, spent
-from .state import END, AgentState, Cost, Problem, Seen, Turn
+from .state import END, AgentState, Cost, Problem, Seen
 from .types import Attempt
 
-MAX_TURNS = 3
 REPEAT_RETRIES = 2
 RUN_TESTS = Tool(
     name="run_tests",
@@ -51,31 +52,30 @@ def _failure_of(same: Seen | None, attempts: list[Attempt], ctx: AgentContext) -
     return ctx.briefing.summary
 
 
-def _turn(call: Message, state: AgentState, ctx: AgentContext) -> Turn:
-    """The model's turn with what it reads after it: the test result, or why nothing was run."""
+def _result(state: AgentState, ctx: AgentContext) -> str:
+    """What the model reads of its calls so far: the latest run's code and failure in full, then, when the latest
+    call was not run, why."""
     attempts = state["attempts"]
-    last = attempts[-1]
-    ran = last.outcome in ("failed", "timeout")
+    ran = [a for a in attempts if a.code and a.outcome in ("failed", "timeout")]
     if ran:
-        text = f"FAILED\n{last.feedback.strip()}"
-    elif last.outcome == "repeat":  # with the failure again: "find a different fix" alone got the same code back
-        same = state["seen"].get(code_hash(last.code)) if last.code else None
-        text = (f"NOT RUN: the same code as {last.feedback}, which fails:\n"
-                f"{_failure_of(same, attempts, ctx).strip()}\nChange the line that causes this failure.")
-    elif last.outcome == "signature":
-        text = f"NOT RUN: {last.feedback}."
+        code = prompts.fence(split_docstring(ran[-1].code or "")[0])
+        text = f"Your last run_tests call ran this code:\n{code}\nResult: FAILED\n{ran[-1].feedback.strip()}"
     else:
-        text = f"NOT RUN: {last.feedback}. Send the whole function `{ctx.target.name}` as `code`."
-    if call.tool_calls:
-        return Turn(call, Message("tool", text, tool_call_id=call.tool_calls[0].id), ran)
-    return Turn(call, Message("user", f"{text} Call run_tests."), ran)
-
-
-def _window(turns: list[Turn]) -> list[Turn]:
-    """The exchanges sent in full: tested ones, and the latest whatever it was. An untested answer shown again
-    and again (the same code three times) is what the model then copies."""
-    tested = [t for t in turns[:-1] if t.ran]
-    return (tested + turns[-1:])[-MAX_TURNS:]
+        text = f"The tests fail:\n{ctx.briefing.summary.strip()}"
+    last = attempts[-1] if attempts else None
+    if last is None or last.outcome in ("failed", "timeout"):
+        return text
+    if last.outcome == "repeat":  # with that code's failure: "find a different fix" alone got the same code back
+        same = state["seen"].get(code_hash(last.code)) if last.code else None
+        why = (f"the same code as {last.feedback}, which fails:\n{_failure_of(same, attempts, ctx).strip()}\n"
+               "Change the line that causes this failure.")
+    elif last.outcome == "signature":
+        why = f"{last.feedback}."
+    else:  # the reason's first line only: a one-line function quoted back was copied, one line again
+        why = (f"{last.feedback.splitlines()[0] if last.feedback else last.outcome}. Send the whole function "
+               f"`{ctx.target.name}` as `code`, laid out as Python: each line break written as \\n, each line's "
+               "indentation kept.")
+    return f"{text}\n\nYour latest call was NOT RUN: {why}"
 
 
 def _readings(code: str) -> list[str]:
@@ -83,7 +83,7 @@ def _readings(code: str) -> list[str]:
     the line breaks left out (`def f(x):    if x:        return 1`: each run of spaces was a newline and the
     next line's indentation), and a stray closing brace after the last line (`return len(s)}`)."""
     readings = [code]
-    if "\n" not in code.strip() and re.search(r"\S {2,}\S", code):
+    if re.search(r"\S {2,}\S", code):  # also when only some breaks are missing (the def line's, most often)
         readings.append(re.sub(r"(?<=\S)( {2,})(?=\S)", lambda m: "\n" + m.group(1), code.strip()))
     if code.rstrip().endswith("}"):
         readings += [r.rstrip()[:-1] for r in list(readings)]
@@ -107,35 +107,25 @@ def _arguments(raw: str, name: str, original: str) -> tuple[str | None, Problem 
 
 def call(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
-    turns = list(state.get("turns") or [])
-    open_call = state.get("open_call")
-    if open_call is not None:
-        turns.append(_turn(open_call, state, ctx))
-    shown = _window(turns)
-    failed = [a for a in state["attempts"] if a.code and a.outcome in ("failed", "timeout")]
-    unseen = failed[:len(failed) - sum(t.ran for t in shown)]
-    tried = prompts.history(ctx.target, unseen, skip_last=False) if unseen else ""
-    messages = prompts.tool_task(ctx.target, ctx.briefing, state.get("hints", []), tried)
-    for turn in shown:
-        messages += [turn.call, turn.result]
+    messages = prompts.tool_task(ctx.target, ctx.briefing, _result(state, ctx), state["attempts"],
+                                 state.get("hints", []))
     repeated = Cost()
     for retry in range(REPEAT_RETRIES + 1):
         done, temp = ask(messages, state, ctx, repeat_boost(state), tools=[RUN_TESTS], sample=retry)
-        runs, (code, problem, detail) = _read(done, ctx)
+        code, problem, detail = _read(done, ctx)
         if retry == REPEAT_RETRIES or checked(code, problem, detail, state["seen"], ctx)[1] != "repeat":
             break
         repeated = repeated.plus(done)
     update = candidate("tool", done, temp, code, problem, detail, state, ctx, before=repeated)
     update["tokens"] += repeated.processed_tokens
-    update["turns"], update["open_call"] = turns, Message("assistant", done.text, tool_calls=tuple(runs[:1]))
     return update
 
 
-def _read(done: Completion, ctx: AgentContext) -> tuple[list[ToolCall], tuple[str | None, Problem | None, str]]:
+def _read(done: Completion, ctx: AgentContext) -> tuple[str | None, Problem | None, str]:
     runs = [c for c in done.tool_calls if c.name == RUN_TESTS.name]
     if not runs:
-        return runs, (None, "no_call", "no run_tests call")
-    return runs, _arguments(runs[0].arguments, ctx.target.name, ctx.target.source)
+        return None, "no_call", "no run_tests call"
+    return _arguments(runs[0].arguments, ctx.target.name, ctx.target.source)
 
 
 def route_call(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["test", "call", "__end__"]:
