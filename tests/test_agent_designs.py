@@ -102,6 +102,34 @@ def test_a_patch_that_gives_code_already_tried_goes_back_to_thought_hotter():
     assert result.attempts[2].temperature >= 0.4 and len(harness.checked) == 2
 
 
+class SeedRecordingLLM(ScriptedLLM):
+    """A scripted model that records the seed of every call."""
+
+    def __init__(self, answers: list) -> None:
+        super().__init__(answers)
+        self.seeds: list[int | None] = []
+
+    def complete(self, messages, **options):  # type: ignore[no-untyped-def]
+        self.seeds.append(options.get("seed"))
+        return super().complete(messages, **options)
+
+
+def test_an_iteration_that_asks_again_asks_with_a_new_seed_each_time():
+    """The same prompt at the same seed is the same answer: a retry within one iteration must not spend a call
+    on it (a real run wrote one repeated plan three times over, word for word, in each iteration)."""
+    wrong = edit(3, "    return a * b")
+    answers = [PLAN, wrong, PLAN, wrong, PLAN, wrong, PLAN, edit(3, "    return a + b")]
+    llm = SeedRecordingLLM(answers)
+    ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY),
+                       briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"),
+                       options=RepairOptions(agent="thought-patch"))
+    result = repair(ctx)
+    assert [(a.iteration, a.outcome) for a in result.attempts] == [(1, "failed"), (2, "repeat"), (2, "repeat"),
+                                                                   (2, "passed")]
+    second_iteration = llm.seeds[2:]  # its thoughts and patches: the first asks, then two retries
+    assert len(set(second_iteration[0::2])) == 3 and len(set(second_iteration[1::2])) == 3, llm.seeds
+
+
 def test_an_edit_that_changes_nothing_goes_back_to_patch_its_plan_may_be_right():
     answers = [PLAN, edit(3, "    return a - b"), edit(3, "    return a + b")]
     result, llm, harness = run("thought-patch", answers)

@@ -63,7 +63,7 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     tried = prompts.tried_lines(ctx.target, state["attempts"])
     messages = prompts.thought(ctx.target, ctx.briefing, numbered(_view(ctx)), tried, _situation(state, ctx),
                                state.get("hints", []))
-    done, _ = ask(messages, state, ctx, boost=repeat_boost(state))
+    done, _ = ask(messages, state, ctx, boost=repeat_boost(state), retry=_absorbed(state))
     # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
     return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
             "plan_cost": Cost().plus(done),
@@ -96,7 +96,8 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     turns = state.get("patch_turns", [])
     plan = state.get("plan", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=edit_schema(view))
+    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=edit_schema(view),
+                     retry=_absorbed(state))
     said = f"{plan[-1].content.strip()}\n---\n{done.text.strip()}" if plan else done.text
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=said)
