@@ -39,8 +39,7 @@ def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: fl
     the same prompt at the same seed gives the same answer); the few-shot bug patterns join the system prompt
     when on. With a `schema`, a model that can generate under one answers with JSON it admits; others answer
     freely."""
-    temp, seed = _drawn(state, ctx, boost, sample)
-    seed += 100 * retry
+    temp, seed = _drawn(state, ctx, boost, sample, retry)
     messages = _with_few_shot(messages, ctx)
     max_tokens = ctx.options.budgets.max_tokens_per_call
     if schema is not None and isinstance(ctx.llm, JsonLLM):
@@ -65,12 +64,13 @@ def ask_many(messages: list[Message], state: AgentState, ctx: AgentContext, samp
     return [(d, t) for d, (t, _) in zip(done, drawn)]
 
 
-def _drawn(state: AgentState, ctx: AgentContext, boost: float, sample: int) -> tuple[float, int]:
-    """The temperature and seed of a call's answer (`sample` 0) or of its k-th extra answer."""
+def _drawn(state: AgentState, ctx: AgentContext, boost: float, sample: int, retry: int = 0) -> tuple[float, int]:
+    """The temperature and seed of a call's answer (`sample` 0) or of its k-th extra answer, asked for the
+    `retry`-th time in this iteration."""
     temp = temperature(ctx.options.schedule, state["iteration"], boost)
     if sample:
         temp = max(temp, SAMPLE_TEMPERATURE)
-    return temp, ctx.seed + state["iteration"] + 1000 * sample
+    return temp, ctx.seed + state["iteration"] + 1000 * sample + 100 * retry
 
 
 def _with_few_shot(messages: list[Message], ctx: AgentContext) -> list[Message]:

@@ -55,13 +55,12 @@ def _failure_of(same: Seen | None, attempts: list[Attempt], ctx: AgentContext) -
 def _result(state: AgentState, ctx: AgentContext) -> str:
     """What the model reads of its calls so far: the latest run's code and failure in full, then, when the latest
     call was not run, why."""
-    attempts = state["attempts"]
-    ran = [a for a in attempts if a.code and a.outcome in ("failed", "timeout")]
-    if ran:
-        code = prompts.fence(split_docstring(ran[-1].code or "")[0])
-        text = f"Your last run_tests call ran this code:\n{code}\nResult: FAILED\n{ran[-1].feedback.strip()}"
+    attempts, current, feedback = state["attempts"], state["current"], state["feedback"].strip()
+    if current != ctx.target.source:  # the test node keeps the latest run that failed, and its failure
+        code = prompts.fence(split_docstring(current)[0])
+        text = f"Your last run_tests call ran this code:\n{code}\nResult: FAILED\n{feedback}"
     else:
-        text = f"The tests fail:\n{ctx.briefing.summary.strip()}"
+        text = f"The tests fail:\n{feedback}"
     last = attempts[-1] if attempts else None
     if last is None or last.outcome in ("failed", "timeout"):
         return text
