@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import random
 import re
+import sys
 from collections import defaultdict
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -46,7 +47,11 @@ def load_tasks(data: Path | None = None) -> list[Task]:
     except ImportError:
         raise UserError("fixbot eval needs the eval extra: pip install 'fixbot[eval]' (the datasets package)") from None
 
+    from huggingface_hub.utils import logging as hub_logging  # installed with datasets
+
+    # Both libraries' own handlers would print each retry a second time beside ours; the outcome is our error.
     datasets.logging.set_verbosity_error()
+    hub_logging.set_verbosity_error()
     datasets.disable_progress_bars()
     if data is not None:
         if not data.is_file():
@@ -57,6 +62,8 @@ def load_tasks(data: Path | None = None) -> list[Task]:
             raise UserError(f"--data {data}: not a readable JSONL file ({exc.__class__.__name__}: {exc})") from exc
         source = str(data)
     else:
+        print(f"loading {HUB_DATASET} ({HUB_CONFIG}) from the Hugging Face hub; offline, pass --data FILE",
+              file=sys.stderr, flush=True)
         try:
             rows = datasets.load_dataset(HUB_DATASET, HUB_CONFIG, split=HUB_SPLIT)
         except Exception as exc:

@@ -68,6 +68,8 @@ def test_hub_unreachable_is_clear(tmp_path):
     offline = {"HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": "/nonexistent-fixbot-hf-home"}
     result = run_fixbot("eval", "--tasks", "0", "--out", str(tmp_path / "run"), env=offline)
     assert result.returncode == 2 and "pass --data FILE" in result.stderr and "Traceback" not in result.stderr
+    lines = result.stderr.splitlines()
+    assert lines[0].startswith("loading bigcode/humanevalpack") and len(set(lines)) == len(lines)
 
 
 def test_harness_feedback_shows_the_value(tasks, docker_sandbox):
