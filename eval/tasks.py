@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 import re
-import sys
 from collections import defaultdict
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -62,8 +61,6 @@ def load_tasks(data: Path | None = None) -> list[Task]:
             raise UserError(f"--data {data}: not a readable JSONL file ({exc.__class__.__name__}: {exc})") from exc
         source = str(data)
     else:
-        print(f"loading {HUB_DATASET} ({HUB_CONFIG}) from the Hugging Face hub; offline, pass --data FILE",
-              file=sys.stderr, flush=True)
         try:
             rows = datasets.load_dataset(HUB_DATASET, HUB_CONFIG, split=HUB_SPLIT)
         except Exception as exc:

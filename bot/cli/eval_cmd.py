@@ -6,6 +6,7 @@ import sys
 from contextlib import closing
 from dataclasses import asdict, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
@@ -17,14 +18,27 @@ from ..llm.lazy import LazyModel
 from ..llm.spec import require_tools
 from .options import add_model_args, add_samples_arg, add_sandbox_args, check_samples, open_sandbox_from, opened_model
 
+if TYPE_CHECKING:
+    from eval.tasks import Task
+
 EVAL_REPAIR = RepairOptions()  # what eval measures unless asked: the agent's plain form
+
+
+def _tasks(args: argparse.Namespace) -> list[Task]:
+    """The tasks to replay: --data's, else the hub's (said first: offline, the hub's retries take a while)."""
+    from eval.tasks import HUB_CONFIG, HUB_DATASET, load_tasks, parse_task_list, select
+
+    if args.data is None:
+        print(f"loading {HUB_DATASET} ({HUB_CONFIG}) from the Hugging Face hub; offline, pass --data FILE",
+              file=sys.stderr, flush=True)
+    return select(load_tasks(args.data), parse_task_list(args.tasks) if args.tasks else None, args.subset,
+                  args.seed, args.limit)
 
 
 def cmd_eval(args: argparse.Namespace) -> int:
     from eval.replay import ReplayConfig, out_dir_default, replay, selfcheck
     from eval.report import table, write_outputs
     from eval.results import ResultsFile, TaskResult
-    from eval.tasks import load_tasks, parse_task_list, select
 
     if args.iterations < 0 or (args.iterations == 0 and not args.search):
         raise UserError("--iterations must be at least 1 (0 only with --search: the search alone, no model)")
@@ -33,8 +47,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     check_samples(args)
     if args.agent == "tool-call" and args.iterations:
         require_tools(args.model)
-    tasks = select(load_tasks(args.data), parse_task_list(args.tasks) if args.tasks else None, args.subset,
-                   args.seed, args.limit)
+    tasks = _tasks(args)
     if args.selfcheck:
         with open_sandbox_from(args) as sandbox:
             print(f"running {len(tasks)} canonical and {len(tasks)} buggy solutions...", file=sys.stderr)
