@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import random
 import re
+import socket
+import urllib.parse
+import urllib.request
 from collections import defaultdict
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -61,6 +64,9 @@ def load_tasks(data: Path | None = None) -> list[Task]:
             raise UserError(f"--data {data}: not a readable JSONL file ({exc.__class__.__name__}: {exc})") from exc
         source = str(data)
     else:
+        if not _hub_resolves():  # the hub's client would retry for half a minute before saying the same
+            raise UserError(f"could not load {HUB_DATASET} from the Hugging Face hub (its address does not resolve: "
+                            "offline?); pass --data FILE with a local JSONL copy")
         try:
             rows = datasets.load_dataset(HUB_DATASET, HUB_CONFIG, split=HUB_SPLIT)
         except Exception as exc:
@@ -74,6 +80,21 @@ def load_tasks(data: Path | None = None) -> list[Task]:
     if not tasks:
         raise UserError(f"{source}: no records")
     return tasks
+
+
+def _hub_resolves() -> bool:
+    """Whether the hub's host name resolves here; True in offline mode (the cache answers) and behind a proxy
+    (which resolves it)."""
+    from huggingface_hub import constants
+
+    if constants.HF_HUB_OFFLINE or urllib.request.getproxies().get("https"):
+        return True
+    url = urllib.parse.urlsplit(constants.ENDPOINT)
+    try:
+        socket.getaddrinfo(url.hostname, url.port or 443)
+    except (OSError, UnicodeError):
+        return False
+    return True
 
 
 def parse_task_list(text: str) -> list[int]:

@@ -72,6 +72,15 @@ def test_hub_unreachable_is_clear(tmp_path):
     assert lines[0].startswith("loading bigcode/humanevalpack") and len(set(lines)) == len(lines)
 
 
+def test_an_unresolvable_hub_is_said_at_once(tmp_path):
+    """No half minute of the hub client's retries when its address does not resolve (.invalid never does)."""
+    env = {"HF_ENDPOINT": "https://fixbot-no-hub.invalid", "HF_HOME": str(tmp_path / "hf"),
+           "HTTPS_PROXY": "", "https_proxy": ""}
+    result = run_fixbot("eval", "--tasks", "0", "--out", str(tmp_path / "run"), env=env)
+    assert result.returncode == 2 and "does not resolve" in result.stderr and "pass --data FILE" in result.stderr
+    assert "Retry" not in result.stderr and "Traceback" not in result.stderr
+
+
 def test_harness_feedback_shows_the_value(tasks, docker_sandbox):
     task = tasks[0]
     harness = humaneval_harness(docker_sandbox, task.buggy_module, task.entry_point, task.test)

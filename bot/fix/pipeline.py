@@ -83,12 +83,7 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
                 options: FixOptions, deadline: float) -> TargetRepair:
     """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first)."""
     files = work.files
-    failing_files = {t.partition("::")[0] for t in tests}
-    baseline = work.baseline
-    guards = frozenset().union(*(guards_for(baseline, t.path, t.start, t.end, failing_files)
-                                 for t in spans)) - tests if baseline else frozenset()
-    harness = RepoHarness(ctx.sandbox, files, spans, tests, options.test_command, tuple(ctx.pythonpath),
-                          work.test_timeout_s, guards=guards, deadline=deadline, shown=tests_shown(files, tests))
+    harness = _harness(ctx, work, spans, tests, options, deadline)
     source = target_source(files, *spans)
     start = time.monotonic()
 
@@ -97,10 +92,10 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
                searches: Sequence[SearchRound] = ()) -> TargetRepair:
         return TargetRepair(target=spans[0], tests=tuple(sorted(tests)), status=status, stop_reason=stop_reason,
                             attempts=tuple(attempts), changed_lines=changed, wall_s=time.monotonic() - start,
-                            original=source, fixed=fixed, searches=tuple(searches), guards=len(guards),
+                            original=source, fixed=fixed, searches=tuple(searches), guards=len(harness.guards),
                             helper=spans[1] if len(spans) > 1 else None)
 
-    ctx.say(f"  guarding {len(guards)} test(s) that passed before and ran it")
+    ctx.say(f"  guarding {len(harness.guards)} test(s) that passed before and ran it")
     part: Excerpt | None = None
     try:
         first = harness.check(source)
@@ -144,6 +139,17 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
         ctx.say(f"  the model answered with {spans[0].qualname} unchanged {options.repair.budgets.unchanged} times: "
                 "it sees nothing to mend there; going on")
     return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
+
+
+def _harness(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
+             deadline: float) -> RepoHarness:
+    """The sandbox runs of one target's repair: its failing tests, and as guards the tests that passed before and
+    ran one of its spans."""
+    failing_files = {t.partition("::")[0] for t in tests}
+    guards = frozenset().union(*(guards_for(work.baseline, t.path, t.start, t.end, failing_files)
+                                 for t in spans)) - tests if work.baseline else frozenset()
+    return RepoHarness(ctx.sandbox, work.files, spans, tests, options.test_command, tuple(ctx.pythonpath),
+                       work.test_timeout_s, guards=guards, deadline=deadline, shown=tests_shown(work.files, tests))
 
 
 def _excerpt(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
