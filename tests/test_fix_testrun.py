@@ -224,12 +224,32 @@ def test_crashes_and_a_job_timeout_are_failed_runs(docker_sandbox):
         "def kth(arr, k):\n    while True:\n        pass\n",
         # doubling in one C call (past the memory guard's reach, which acts between Python lines): the OOM kill
         "def kth(arr, k):\n    while True:\n        arr = arr + arr\n")]
-    exited, segfault, hung, oom = run_many(docker_sandbox, variants, TestCommand(), select=ids, timeout=8)
+    exited, segfault, hung, oom = run_many(docker_sandbox, variants, TestCommand(), select=ids, timeout=15)
     for run in (exited, segfault, hung, oom):
         assert run.failed >= set(ids) and not run.passed, run.output
     assert "ran out of memory" in pytest_feedback(oom.output, failures=oom.failures)
     assert exited.exit_code == 3 and segfault.exit_code != 0 and "Segmentation fault" in segfault.output
     assert hung.timed_out and "timed out" in pytest_feedback(hung.output, timed_out=True, failures=hung.failures)
+
+
+def test_a_lead_killed_for_memory_runs_again_alone(docker_sandbox, monkeypatch):
+    """The OOM killer may pick the process the other versions were forked from, whichever of them grew: when the
+    first version's process was killed for memory, that version runs again alone; the forked ones keep their runs."""
+    ids = ["tests/test_kth.py::test_kth[input_data0-1]", "tests/test_kth.py::test_kth[input_data1-5]"]
+    grows = "def kth(arr, k):\n    while True:\n        arr = arr + arr\n"
+    variants = [{**kth_repo(), "kth.py": body.encode()} for body in (grows, KTH, KTH.replace("[k]", "[k - 1]"))]
+    batches: list[int] = []
+    run_batch = docker_sandbox.run_batch
+
+    def counted(jobs):
+        batches.append(len(jobs))
+        return run_batch(jobs)
+
+    monkeypatch.setattr(docker_sandbox, "run_batch", counted)
+    oom, right, wrong = run_many(docker_sandbox, variants, TestCommand(), select=ids, timeout=20)
+    assert batches == [2, 1]  # two jobs (the first version with the second forked from it, the third), then one
+    assert right.passed == set(ids) and not right.failed and wrong.failed == set(ids) and not wrong.passed
+    assert oom.failed >= set(ids) and "ran out of memory" in pytest_feedback(oom.output, failures=oom.failures)
 
 
 def test_the_job_carries_the_limit_and_the_selection_not_the_ids():

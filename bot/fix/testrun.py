@@ -259,7 +259,8 @@ def run_many(sandbox: Sandbox, variants: Sequence[Mapping[str, bytes]], command:
 
     Versions that differ from another one in the project's modules only run in that one's pytest process, which
     collects once and forks for each (probe_variants.py); a version the probe cannot swap in exactly runs in a
-    process of its own afterwards, as does every version of a coverage run. Either way a version's `TestRun` is
+    process of its own afterwards, as does every version of a coverage run, and the first version when the kernel
+    killed its process for memory while versions were forked from it. Either way a version's `TestRun` is
     read from the same outputs as its own process would give."""
     chosen = tuple(select)
 
@@ -279,8 +280,10 @@ def run_many(sandbox: Sandbox, variants: Sequence[Mapping[str, bytes]], command:
     for group, group_job, result in zip(groups, jobs, sandbox.run_batch(jobs)):
         forked = [_variant_result(result, k) for k in range(len(group) - 1)]
         spent = sum(r.duration_s for r in forked if r is not None)
-        runs[group[0]] = read_run(group_job, replace(result, duration_s=max(0.0, result.duration_s - spent)),
-                                  strict=strict)
+        # The OOM killer chooses its victim: the lead may have died for a child's memory, so it runs again alone.
+        if not (result.oom_killed and len(group) > 1):
+            runs[group[0]] = read_run(group_job, replace(result, duration_s=max(0.0, result.duration_s - spent)),
+                                      strict=strict)
         for i, forked_result in zip(group[1:], forked):
             if forked_result is not None:
                 runs[i] = read_run(job(variants[i]), forked_result, strict=strict)
