@@ -25,7 +25,7 @@ EVAL_REPAIR = RepairOptions()  # what eval measures unless asked: the agent's pl
 
 
 def _tasks(args: argparse.Namespace) -> list[Task]:
-    """The tasks to replay: --data's, else the hub's (said first: offline, the hub's retries take a while)."""
+    """The tasks to replay: --data's, else the hub's (said first: the hub can take a while to answer)."""
     from eval.tasks import HUB_CONFIG, HUB_DATASET, load_tasks, parse_task_list, select
 
     if args.data is None:

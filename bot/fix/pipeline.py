@@ -82,9 +82,10 @@ def _progress(ctx: FixRun):
 def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str],
                 options: FixOptions, deadline: float) -> TargetRepair:
     """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first)."""
-    files = work.files
-    harness = _harness(ctx, work, spans, tests, options, deadline)
-    source = target_source(files, *spans)
+    harness = RepoHarness(ctx.sandbox, work.files, spans, tests, options.test_command, tuple(ctx.pythonpath),
+                          work.test_timeout_s, guards=guards_for(work.baseline, spans, tests), deadline=deadline,
+                          shown=tests_shown(work.files, tests))
+    source = target_source(work.files, *spans)
     start = time.monotonic()
 
     def record(status: RepairStatus, stop_reason: RepairStop, attempts: Sequence[Attempt] = (),
@@ -101,7 +102,7 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
         first = harness.check(source)
         if first.passed:  # the blamed tests pass with this function as it is: not the culprit
             return record("not_fixed", "passed_without_change")
-        target = agent_target(files, *spans)
+        target = agent_target(work.files, *spans)
         part = _excerpt(ctx, work, spans, tests, options, target, first.feedback)
         if part is not None:
             harness = replace(harness, expand=part.expand)
@@ -139,17 +140,6 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
         ctx.say(f"  the model answered with {spans[0].qualname} unchanged {options.repair.budgets.unchanged} times: "
                 "it sees nothing to mend there; going on")
     return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
-
-
-def _harness(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
-             deadline: float) -> RepoHarness:
-    """The sandbox runs of one target's repair: its failing tests, and as guards the tests that passed before and
-    ran one of its spans."""
-    failing_files = {t.partition("::")[0] for t in tests}
-    guards = frozenset().union(*(guards_for(work.baseline, t.path, t.start, t.end, failing_files)
-                                 for t in spans)) - tests if work.baseline else frozenset()
-    return RepoHarness(ctx.sandbox, work.files, spans, tests, options.test_command, tuple(ctx.pythonpath),
-                       work.test_timeout_s, guards=guards, deadline=deadline, shown=tests_shown(work.files, tests))
 
 
 def _excerpt(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,

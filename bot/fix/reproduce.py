@@ -14,7 +14,7 @@ from sandbox import Sandbox
 from .env_drift import Floor
 from .result import RunSummary
 from .testrun import TestCommand, run_tests
-from .types import TestRun
+from .types import CodeTarget, TestRun
 
 CRASH = "<pytest>"
 FIRST_TEST_TIMEOUT_S = 60.0  # per test, before the suite has shown how fast its tests are
@@ -114,12 +114,16 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
     return Reproduced(before, failing & again.failed, flaky, limit, offline)
 
 
-def guards_for(before: TestRun, path: str, start: int, end: int, failing_files: set[str]) -> frozenset[str]:
-    """The tests that passed before and ran lines start..end of `path` (per-test coverage); when no test ran
-    them at all (module-level code runs at import, outside any test), the passing tests of the failing tests'
-    files."""
-    lines = (before.coverage or {}).get(path, {})
-    ran = frozenset(t for line, ids in lines.items() if start <= line <= end for t in ids)
-    if ran:
-        return ran & before.passed
-    return frozenset(t for t in before.passed if t.partition("::")[0] in failing_files)
+def guards_for(before: TestRun | None, spans: Sequence[CodeTarget], tests: frozenset[str]) -> frozenset[str]:
+    """The tests besides `tests` that passed before and ran a line of one of `spans` (per-test coverage); for a
+    span no test ran at all (module-level code runs at import, outside any test), the passing tests of the failing
+    tests' files. None without a run before."""
+    if before is None:
+        return frozenset()
+    failing_files = {t.partition("::")[0] for t in tests}
+    guards: set[str] = set()
+    for span in spans:
+        lines = (before.coverage or {}).get(span.path, {})
+        ran = {t for line, ids in lines.items() if span.start <= line <= span.end for t in ids}
+        guards |= ran & before.passed if ran else {t for t in before.passed if t.partition("::")[0] in failing_files}
+    return frozenset(guards - tests)
