@@ -13,7 +13,8 @@ to 1800 s rather than eval's 600, so that the iteration budget, not the machine,
 compared at equal iterations.
 
     .venv/bin/python bench/agents.py [--agents reflect,thought-patch,tool-call] [--few-shot off|on|both]
-        [--subset stratified:0.35] [--seed 0] [--protocol tests] [--iterations 10] [--model llamacpp:bundled]
+        [--samples 1] [--subset stratified:0.35] [--seed 0] [--protocol tests] [--iterations 10]
+        [--model llamacpp:bundled]
         [--data FILE] [--workers 2] [--task-seconds 1800] [--out DIR] [--part K/N] [--no-speed] [--json]
 
 --part K/N runs the K-th of N consecutive slices of the subset's tasks only (each slice its own results
@@ -54,7 +55,10 @@ def part_tasks(args: argparse.Namespace) -> list[int]:
 
 
 def run_leg(agent: str, few_shot: bool, args: argparse.Namespace) -> dict:
-    name = agent + ("+few-shot" if few_shot else "")
+    from bot.agent.options import samples_for
+
+    samples = samples_for(agent, args.samples)  # a design that asks for one answer is run with one
+    name = agent + ("+few-shot" if few_shot else "") + (f"+samples{samples}" if samples > 1 else "")
     part = f"-part{args.part.replace('/', 'of')}" if args.part else ""
     budget = "" if args.task_seconds == 600 else f"-t{args.task_seconds:g}"  # 600: the directories of earlier runs
     subset = args.subset.replace(":", "")
@@ -63,7 +67,7 @@ def run_leg(agent: str, few_shot: bool, args: argparse.Namespace) -> dict:
     cmd = [sys.executable, "-m", "bot.cli.main", "eval", "--data", str(args.data), "--protocol", args.protocol,
            "--iterations", str(args.iterations), "--model", args.model, "--agent", agent, *tasks,
            "--seed", str(args.seed), "--workers", str(args.workers), "--task-seconds", str(args.task_seconds),
-           "--out", str(out)] + (["--few-shot"] if few_shot else [])
+           "--samples", str(samples), "--out", str(out)] + (["--few-shot"] if few_shot else [])
     print(f"\n== {name}: {' '.join(cmd[3:])}", file=sys.stderr, flush=True)
     proc = subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
     if proc.returncode != 0:
@@ -105,6 +109,9 @@ def main() -> int:
     parser.add_argument("--agents", default=",".join(AGENTS), help=f"comma-separated (default {','.join(AGENTS)})")
     parser.add_argument("--few-shot", choices=("off", "on", "both"), default="off",
                         help="the few-shot bug patterns in the system prompt: off, on, or a leg of each (default off)")
+    parser.add_argument("--samples", type=int, default=1, metavar="N",
+                        help="answers per model call for the designs that sample (reflect: N answers; thought-patch: "
+                             "N plans), each leg named +samplesN; the others ask for one (default 1)")
     parser.add_argument("--subset", default="stratified:0.35", help="the tasks (default stratified:0.35)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--protocol", choices=("tests", "examples"), default="tests")
@@ -128,6 +135,10 @@ def main() -> int:
         parser.error(f"unknown agent(s) {', '.join(unknown)}; choose from {', '.join(AGENTS)}")
     if not args.data.is_file():
         parser.error(f"--data {args.data}: no such file")
+    from bot.agent.options import MAX_SAMPLES
+
+    if not 1 <= args.samples <= MAX_SAMPLES:
+        parser.error(f"--samples must be between 1 and {MAX_SAMPLES}")
     if args.task_seconds <= 0:
         parser.error("--task-seconds must be more than 0")
     args.tasks = part_tasks(args) if args.part else None

@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .agent.options import FIX_REPAIR, MAX_SAMPLES, RepairOptions, samples_conflict, samples_for
+from .agent.options import FIX_REPAIR, MAX_SAMPLES, RepairOptions, samples_conflict, samples_for, sampling_designs
 from .agent.types import AgentName
 from .errors import UserError
 from .fix.pipeline import FixOptions
@@ -99,7 +99,7 @@ def parse(data: Mapping[str, Any], where: str, base: Config = Config()) -> Confi
     # the other designs ask for one answer at a time: the default is theirs to ignore, an explicit count is an error
     conflict = samples_conflict(config.agent, config.samples)
     if "samples" in data and conflict:
-        raise BadConfig(f"{where}: `samples` works with `agent: reflect` only ({conflict})")
+        raise BadConfig(f"{where}: `samples` works with `agent: {sampling_designs()}` only ({conflict})")
     return config
 
 

@@ -1,9 +1,12 @@
-"""Several answers per model call (`AgentContext.samples`): every route, with the scripted model."""
+"""Several answers per model call (`RepairOptions.samples`): every route of reflect's samples and of thought-patch's
+plans, with the scripted model."""
 from __future__ import annotations
+
+import json
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
 from bot.agent.options import SAMPLE_TEMPERATURE
-from bot.llm import ScriptedLLM
+from bot.llm import Message, ScriptedLLM
 
 from .test_agent_graph import BUGGY, FIXED, WRONG, AssertHarness
 
@@ -114,3 +117,49 @@ def test_a_model_that_writes_answers_together_gets_a_calls_answers_in_one_reques
     assert together.options == one_by_one.options
     assert [(a.iteration, a.node, a.outcome, a.code) for a in result.attempts] == [
         (a.iteration, a.node, a.outcome, a.code) for a in alone.attempts]
+
+
+# -- thought-patch: several plans per thought, each turned into its edit ------------------------------------------
+
+def edit(line: int, code: str) -> str:
+    return json.dumps({"edits": [{"op": "replace", "start": line, "end": line, "code": code}]})
+
+
+def run_plans(answers: list[str], samples: int = 2, **budgets):  # type: ignore[no-untyped-def]
+    llm, harness = SeenOptions(answers), BatchHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
+                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5", tests="assert add(2, 3) == 5"),
+                       options=RepairOptions(agent="thought-patch", budgets=Budgets(**budgets), samples=samples))
+    return repair(ctx), llm, harness
+
+
+def test_thought_patch_samples_plans_and_tests_each_plan_s_edit_in_one_batch():
+    wrong_plan, right_plan = "Line 3 should multiply.", "Line 3 should add."
+    answers = [wrong_plan, right_plan, edit(3, "    return a * b"), edit(3, "    return a + b")]
+    result, llm, harness = run_plans(answers)
+    assert result.status == "fixed" and result.final_code == BUGGY.replace("a - b", "a + b")
+    assert harness.batches == [2] and result.iterations == 1
+    assert [(a.node, a.outcome) for a in result.attempts] == [("sample", "passed"), ("patch", "failed")]
+    first_thought, second_thought, first_patch, second_patch = llm.calls
+    assert first_thought == second_thought, "the plans answer one prompt: llama.cpp evaluates it once"
+    assert first_patch[2] == Message("assistant", wrong_plan) and second_patch[2] == Message("assistant", right_plan)
+    temps, seeds = zip(*llm.options)
+    # the second plan is the sample (hotter, its own seed); each plan's edit is written at the schedule's temperature
+    assert temps == (0.0, SAMPLE_TEMPERATURE, 0.0, 0.0) and seeds[0] != seeds[1]
+    # both plans' thinking is counted, with the first plan's attempt
+    assert result.attempts[1].completion_tokens == sum(len(a.split()) for a in (wrong_plan, right_plan, answers[2]))
+
+
+def test_when_the_first_plan_s_edit_does_not_apply_another_plan_s_edit_is_tested_instead():
+    answers = ["Line 9 is wrong.", "Line 3 should add.", edit(9, "    return a + b"), edit(3, "    return a + b")]
+    result, _, harness = run_plans(answers)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "passed")]
+    assert result.status == "fixed" and harness.checked == [result.final_code] and result.iterations == 1
+
+
+def test_a_patch_retry_of_the_first_plan_asks_for_no_more_samples():
+    answers = ["Line 3 should add.", "Line 3 should add too.", edit(9, "    return a + b"), edit(9, "    return a +"),
+               edit(3, "    return a + b")]
+    result, llm, _ = run_plans(answers)
+    assert [a.outcome for a in result.attempts] == ["syntax", "passed"] and len(llm.calls) == 5
+    assert llm.calls[4][2] == Message("assistant", "Line 3 should add."), "the retry continues the first plan"

@@ -51,14 +51,14 @@ def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: fl
     return ctx.llm.complete_with_tools(messages, tools, temperature=temp, max_tokens=max_tokens, seed=seed), temp
 
 
-def ask_many(messages: list[Message], state: AgentState, ctx: AgentContext, samples: range, boost: float = 0.0
-             ) -> list[tuple[Completion, float]]:
+def ask_many(messages: list[Message], state: AgentState, ctx: AgentContext, samples: range, boost: float = 0.0,
+             retry: int = 0) -> list[tuple[Completion, float]]:
     """The answers numbered `samples` (0: the call's own answer, k > 0: its k-th sample), each at the temperature
     and seed `ask` gives it, written together by a model that can (bot/llm/llamacpp_parallel.py), else one after
     another."""
     if not isinstance(ctx.llm, ManyLLM):
-        return [ask(messages, state, ctx, boost, sample=k) for k in samples]
-    drawn = [_drawn(state, ctx, boost, k) for k in samples]
+        return [ask(messages, state, ctx, boost, sample=k, retry=retry) for k in samples]
+    drawn = [_drawn(state, ctx, boost, k, retry) for k in samples]
     done = ctx.llm.complete_many(_with_few_shot(messages, ctx), temperatures=[t for t, _ in drawn],
                                  seeds=[s for _, s in drawn], max_tokens=ctx.options.budgets.max_tokens_per_call)
     return [(d, t) for d, (t, _) in zip(done, drawn)]

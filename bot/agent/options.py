@@ -15,7 +15,8 @@ SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly
 # answers fixed 9 more tasks of 164 (tests protocol) and 4 more (examples) for 1.35-1.6x the time
 FIX_SAMPLES = 3
 MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
-SAMPLING: tuple[AgentName, ...] = ("reflect",)  # the designs that can use several answers to one prompt
+# the designs that can use several answers to one prompt (thought-patch: several plans, each turned into its edit)
+SAMPLING: tuple[AgentName, ...] = ("reflect", "thought-patch")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -44,6 +45,11 @@ FIX_REPAIR = RepairOptions(budgets=Budgets(unchanged=FIX_UNCHANGED), samples=FIX
 def samples_for(agent: AgentName, default: int) -> int:
     """The design's answers per call when none were asked for: only a sampling design draws several."""
     return default if agent in SAMPLING else 1
+
+
+def sampling_designs() -> str:
+    """The designs that take --samples, in words: "reflect or thought-patch"."""
+    return " or ".join(SAMPLING)
 
 
 def samples_conflict(agent: AgentName, samples: int) -> str | None:

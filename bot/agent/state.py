@@ -96,8 +96,10 @@ class AgentState(TypedDict, total=False):
     hints: list[str]  # the latest search's passing mutants, when the tests could not choose between them
     final: str | None
     stop: StopReason | None
-    # thought-patch: the latest thought's conversation ending in its plan, what thinking it cost (counted into
-    # the patch's attempt), and this plan's edits that could not be applied, each with the reason
+    # thought-patch: the latest thought's conversation ending in its plan (and those of its other plans, with
+    # --samples), what thinking it cost (counted into the patch's attempt), and this plan's edits that could not
+    # be applied, each with the reason
     plan: list[Message]
+    plan_samples: list[list[Message]]
     plan_cost: Cost
     patch_turns: list[tuple[str, str]]

@@ -26,7 +26,7 @@ from . import prompts
 from .code import normalized_dump, split_docstring
 from .context import AgentContext
 from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits
-from .nodes import Graph, ask, candidate, repeat_boost, spent
+from .nodes import Graph, add_samples, ask, ask_many, candidate, repeat_boost, spent
 from .state import END, AgentState, Cost, Problem
 
 # Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model
@@ -63,11 +63,14 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     tried = prompts.tried_lines(ctx.target, state["attempts"])
     messages = prompts.thought(ctx.target, ctx.briefing, numbered(_view(ctx)), tried, _situation(state, ctx),
                                state.get("hints", []))
-    done, _ = ask(messages, state, ctx, boost=repeat_boost(state), retry=_absorbed(state))
-    # the plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
-    return {"plan": [*messages, Message("assistant", done.text)], "patch_turns": [],
-            "plan_cost": Cost().plus(done),
-            "tokens": state["tokens"] + done.processed_tokens}
+    plans = ask_many(messages, state, ctx, range(ctx.options.samples), repeat_boost(state), retry=_absorbed(state))
+    cost = Cost()
+    for done, _ in plans:  # the other plans' thinking is counted with this one's attempt
+        cost = cost.plus(done)
+    # each plan as it came (not stripped), so the patch conversation re-renders the tokens llama.cpp has cached
+    conversations = [[*messages, Message("assistant", done.text)] for done, _ in plans]
+    return {"plan": conversations[0], "plan_samples": conversations[1:], "patch_turns": [], "plan_cost": cost,
+            "tokens": state["tokens"] + cost.processed_tokens}
 
 
 def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
@@ -102,6 +105,8 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=said)
     update["plan_cost"] = Cost()  # counted once, in this attempt
+    if state.get("plan_samples") and not turns:
+        update = _sampled(update, state, ctx, view)
     pending = update["pending"]
     assert pending is not None
     if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
@@ -109,6 +114,14 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     if pending.problem in ("patch", "syntax", "signature"):  # the next try of this plan sees this edit and why
         update["patch_turns"] = [*turns, (done.text, pending.detail)]
     return update
+
+
+def _sampled(update: AgentState, state: AgentState, ctx: AgentContext, view: str) -> AgentState:
+    """The other plans of the thought (--samples), each turned into its edit as the first plan was (the plan is
+    the sample; its edit is written at the schedule's temperature), tested with the first in one batch."""
+    edits = [ask(prompts.patch(plan), state, ctx, repeat_boost(state), schema=edit_schema(view), retry=_absorbed(state))
+             for plan in state["plan_samples"]]
+    return {**add_samples(update, edits, state, ctx, lambda text: _applied(view, text)), "plan_samples": []}
 
 
 def route_thought(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["patch", "__end__"]:

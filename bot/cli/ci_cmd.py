@@ -17,6 +17,7 @@ from pathlib import Path
 
 from ..action.event import BadEvent, Plan, plan, read_event
 from ..action.runner_io import RunnerIO
+from ..agent.options import sampling_designs
 from ..config import Config, load_file, with_inputs
 from ..errors import UserError
 from ..failures import Failure, ParseError, parse_ci_log
@@ -101,7 +102,7 @@ def _design_line(config: Config) -> str:
     samples = config.repair().samples
     line = f"design: {config.agent}, {samples} answer(s) per model call"
     if samples != config.samples:
-        line += f" (`samples: {config.samples}` applies to the reflect design only)"
+        line += f" (`samples: {config.samples}` applies to the {sampling_designs()} design only)"
     return line
 
 

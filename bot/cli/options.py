@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
-from ..agent.options import MAX_SAMPLES, SAMPLE_TEMPERATURE, samples_conflict, samples_for
+from ..agent.options import MAX_SAMPLES, SAMPLE_TEMPERATURE, samples_conflict, samples_for, sampling_designs
 from ..errors import UserError
 from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from ..llm.llamacpp_backend import available_cores
@@ -44,9 +44,10 @@ def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
     so that the help and the check cannot disagree) from a choice."""
     parser.set_defaults(default_samples=default)
     parser.add_argument("--samples", type=int, default=None, metavar="N",
-                        help=f"answers per model call with --agent reflect (default {default}; the other designs ask "
-                             "for one): the first at the temperature "
-                             f"schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one sandbox batch; the "
+                        help=f"answers per model call with --agent {sampling_designs()} (default {default}; tool-call "
+                             "asks for one; thought-patch draws N plans, each turned into its edit): the first at "
+                             f"the temperature schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one "
+                             "sandbox batch; the "
                              "passing one with the fewest changed lines wins. The prompt is cached, so each extra "
                              f"answer costs only its own tokens (at most {MAX_SAMPLES})")
 
@@ -59,7 +60,7 @@ def check_samples(args: argparse.Namespace) -> None:
         raise UserError(f"--samples must be between 1 and {MAX_SAMPLES}, not {args.samples}")
     conflict = samples_conflict(args.agent, args.samples)
     if conflict:
-        raise UserError(f"--samples works with --agent reflect only ({conflict})")
+        raise UserError(f"--samples works with --agent {sampling_designs()} only ({conflict})")
 
 
 def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
