@@ -104,7 +104,8 @@ def model_speed(args: argparse.Namespace) -> dict | None:
     return {"threads": threads, "prompt_tok_s": m["prompt_tok_s"], "gen_tok_s": m["gen_tok_s"]}
 
 
-def main() -> int:
+def parse_args() -> argparse.Namespace:
+    """The command line, checked: a mistake is one line from argparse, not a traceback."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--agents", default=",".join(AGENTS), help=f"comma-separated (default {','.join(AGENTS)})")
     parser.add_argument("--few-shot", choices=("off", "on", "both"), default="off",
@@ -129,7 +130,7 @@ def main() -> int:
     parser.add_argument("--part", metavar="K/N", help="only the K-th of N consecutive slices of the subset's tasks")
     parser.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = parser.parse_args()
-    agents = args.agents.split(",")
+    args.agent_list = agents = args.agents.split(",")
     unknown = sorted(set(agents) - set(AGENTS))
     if unknown:
         parser.error(f"unknown agent(s) {', '.join(unknown)}; choose from {', '.join(AGENTS)}")
@@ -141,6 +142,12 @@ def main() -> int:
         parser.error(f"--samples must be between 1 and {MAX_SAMPLES}")
     if args.task_seconds <= 0:
         parser.error("--task-seconds must be more than 0")
+    return args
+
+
+def main() -> int:
+    args = parse_args()
+    agents = args.agent_list
     args.tasks = part_tasks(args) if args.part else None
     speed = model_speed(args)
     report = {"date": time.strftime("%Y-%m-%d"), "model": args.model, "model_speed": speed,
