@@ -55,9 +55,7 @@ def part_tasks(args: argparse.Namespace) -> list[int]:
 
 
 def run_leg(agent: str, few_shot: bool, args: argparse.Namespace) -> dict:
-    from bot.agent.options import samples_for
-
-    samples = samples_for(agent, args.samples)  # a design that asks for one answer is run with one
+    samples = args.samples
     name = agent + ("+few-shot" if few_shot else "") + (f"+samples{samples}" if samples > 1 else "")
     part = f"-part{args.part.replace('/', 'of')}" if args.part else ""
     budget = "" if args.task_seconds == 600 else f"-t{args.task_seconds:g}"  # 600: the directories of earlier runs
@@ -111,8 +109,8 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--few-shot", choices=("off", "on", "both"), default="off",
                         help="the few-shot bug patterns in the system prompt: off, on, or a leg of each (default off)")
     parser.add_argument("--samples", type=int, default=1, metavar="N",
-                        help="answers per model call for the designs that sample (reflect: N answers; thought-patch: "
-                             "N plans), each leg named +samplesN; the others ask for one (default 1)")
+                        help="answers per model call (reflect: N answers, thought-patch: N plans, tool-call: N calls), "
+                             "each leg named +samplesN (default 1)")
     parser.add_argument("--subset", default="stratified:0.35", help="the tasks (default stratified:0.35)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--protocol", choices=("tests", "examples"), default="tests")

@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .agent.options import FIX_REPAIR, MAX_SAMPLES, RepairOptions, samples_conflict, samples_for, sampling_designs
+from .agent.options import FIX_REPAIR, MAX_SAMPLES, RepairOptions
 from .agent.types import AgentName
 from .errors import UserError
 from .fix.pipeline import FixOptions
@@ -39,13 +39,13 @@ class Config:
     test_timeout: int = 0  # per-test limit in seconds; 0: ten times the suite's slowest passing test (5 to 60 s)
     search: bool = FIX_REPAIR.search is not None  # the mutation search before and between model calls
     agent: AgentName = FIX_REPAIR.agent  # the repair design
-    samples: int = FIX_REPAIR.samples  # answers per model call of the reflect design, tested in one batch
+    samples: int = FIX_REPAIR.samples  # answers per model call (thought-patch: plans), tested in one batch
     python: str = ""  # the Python the tests run on ("3.9"); empty: from the failing job, .python-version, ...
     setup: tuple[str, ...] = ()  # shell commands that install the test environment, instead of inferring it
 
     def repair(self) -> RepairOptions:
-        """The file's repair keys as the agent's options (a design that asks for one answer gets one)."""
-        return dataclasses.replace(FIX_REPAIR, agent=self.agent, samples=samples_for(self.agent, self.samples),
+        """The file's repair keys as the agent's options."""
+        return dataclasses.replace(FIX_REPAIR, agent=self.agent, samples=self.samples,
                                    budgets=dataclasses.replace(FIX_REPAIR.budgets, iterations=self.iterations),
                                    search=FIX_REPAIR.search if self.search else None)
 
@@ -95,12 +95,7 @@ def parse(data: Mapping[str, Any], where: str, base: Config = Config()) -> Confi
             raise BadConfig(f"{where}: unknown key `{key}`; the keys are {', '.join(sorted(KEYS))}")
         name = KEYS[key].name
         changes[name] = _typed(key, name, value, where)
-    config = dataclasses.replace(base, **changes)
-    # the other designs ask for one answer at a time: the default is theirs to ignore, an explicit count is an error
-    conflict = samples_conflict(config.agent, config.samples)
-    if "samples" in data and conflict:
-        raise BadConfig(f"{where}: `samples` works with `agent: {sampling_designs()}` only ({conflict})")
-    return config
+    return dataclasses.replace(base, **changes)
 
 
 def load_file(path: Path) -> Config:

@@ -163,3 +163,24 @@ def test_a_patch_retry_of_the_first_plan_asks_for_no_more_samples():
     result, llm, _ = run_plans(answers)
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"] and len(llm.calls) == 5
     assert llm.calls[4][2] == Message("assistant", "Line 3 should add."), "the retry continues the first plan"
+
+
+# -- tool-call: several calls to one conversation -------------------------------------------------------------------
+
+def tool(code: str) -> dict:
+    return {"tool_call": {"name": "run_tests", "arguments": {"explanation": "the sign", "code": code}}}
+
+
+def test_tool_call_samples_more_calls_of_one_conversation_and_tests_them_in_one_batch():
+    answers = [tool("def add(a, b):\n    return a * b"), tool(BUGGY), tool("def add(a, b):\n    return a + b")]
+    llm, harness = SeenOptions(answers), BatchHarness()
+    ctx = AgentContext(llm=llm, harness=harness, target=Target("add", BUGGY),
+                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5"),
+                       options=RepairOptions(agent="tool-call", samples=3))
+    result = repair(ctx)
+    assert result.status == "fixed" and result.iterations == 1
+    assert harness.batches == [2], "the call that repeats the original is dropped, not run and not asked again"
+    assert [(a.node, a.outcome) for a in result.attempts] == [("sample", "passed"), ("tool", "failed")]
+    assert llm.calls[0] == llm.calls[1] == llm.calls[2]
+    temps, seeds = zip(*llm.options)
+    assert temps == (0.0, SAMPLE_TEMPERATURE, SAMPLE_TEMPERATURE) and len(set(seeds)) == 3

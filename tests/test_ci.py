@@ -192,12 +192,8 @@ def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
     repair = _options(Config(samples=3, search=False, iterations=5), ()).repair
     assert (repair.agent, repair.samples, repair.search, repair.iterations) == ("reflect", 3, None, 5)
     assert _options(Config(), ()).repair == FIX_REPAIR  # the default: reflect, three answers per call, the search
-    assert _options(Config(agent="tool-call"), ()).repair.samples == 1  # a design that asks for one ignores it
     assert _options(Config(agent="thought-patch"), ()).repair.samples == 3  # three plans per thought
-    # samples from the file beside a design picked by an input is ignored, and the log says so
-    assert _design_line(Config(agent="tool-call", samples=4)) == \
-        ("design: tool-call, 1 answer(s) per model call "
-         "(`samples: 4` applies to the reflect or thought-patch design only)")
+    assert _design_line(Config(agent="tool-call", samples=4)) == "design: tool-call, 4 answer(s) per model call"
     assert _design_line(Config(samples=2)) == "design: reflect, 2 answer(s) per model call"
 
 

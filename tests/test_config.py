@@ -53,7 +53,7 @@ def test_the_agent_design_is_one_of_the_three(tmp_path):
         with_inputs(Config(), {"INPUT_AGENT": "fast"})
 
 
-def test_samples_are_a_bounded_count_for_the_designs_that_sample(tmp_path):
+def test_samples_are_a_bounded_count_for_every_design(tmp_path):
     assert Config().samples == 3
     assert load_file(write(tmp_path, "samples: 1\n")).samples == 1
     assert with_inputs(Config(), {"INPUT_SAMPLES": "4"}).samples == 4
@@ -61,13 +61,9 @@ def test_samples_are_a_bounded_count_for_the_designs_that_sample(tmp_path):
         load_file(write(tmp_path, "samples: 9\n"))
     with pytest.raises(BadConfig, match="input `samples` must be a whole number, not 'many'"):
         with_inputs(Config(), {"INPUT_SAMPLES": "many"})
-    # the other designs ignore the default, but an explicit count beside them is a mistake worth naming
-    assert load_file(write(tmp_path, "agent: tool-call\n")).agent == "tool-call"
-    with pytest.raises(BadConfig, match="`samples` works with `agent: reflect or thought-patch` only"):
-        load_file(write(tmp_path, "agent: tool-call\nsamples: 2\n"))
-    with pytest.raises(BadConfig, match="tool-call design asks for one answer"):
-        with_inputs(Config(), {"INPUT_AGENT": "tool-call", "INPUT_SAMPLES": "2"})
-    assert with_inputs(Config(), {"INPUT_AGENT": "thought-patch", "INPUT_SAMPLES": "2"}).repair().samples == 2
+    # every design samples: thought-patch plans, tool-call calls
+    assert load_file(write(tmp_path, "agent: tool-call\nsamples: 2\n")).repair().samples == 2
+    assert with_inputs(Config(), {"INPUT_AGENT": "thought-patch", "INPUT_SAMPLES": "4"}).repair().samples == 4
 
 
 def test_the_per_test_time_limit_is_seconds_or_derived(tmp_path):

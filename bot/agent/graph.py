@@ -25,7 +25,7 @@ from langgraph.runtime import Runtime
 
 from ..errors import Stopped
 from ..llm.errors import LLMError
-from ..llm.types import Message
+from ..llm.types import Completion, Message
 from . import prompts, thought_patch, tool_call
 from .code import changed_lines, code_hash, extract_function
 from .context import REPEAT_BOOST, AgentContext
@@ -48,12 +48,12 @@ from .types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, Sea
 
 
 def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0) -> AgentState:
-    def parse(text: str) -> tuple[str | None, Problem | None, str]:
-        got = extract_function(text, ctx.target.name, ctx.target.source)
+    def parse(done: Completion) -> tuple[str | None, Problem | None, str]:
+        got = extract_function(done.text, ctx.target.name, ctx.target.source)
         return got.code, got.problem, got.detail
 
     (done, temp), *extra = ask_many(messages, state, ctx, range(ctx.options.samples), boost)
-    update = candidate(node, done, temp, *parse(done.text), state, ctx)
+    update = candidate(node, done, temp, *parse(done), state, ctx)
     return add_samples(update, extra, state, ctx, parse) if extra else update
 
 

@@ -27,7 +27,7 @@ from .state import END, ORIGINAL_SEEN, AgentState, Cost, Pending, Problem, Sampl
 from .types import Attempt, Node, Outcome, StopReason, TestOutcome
 
 MAX_HINTS = 4
-Parse = Callable[[str], tuple[str | None, Problem | None, str]]  # model text -> (code, problem, detail)
+Parse = Callable[[Completion], tuple[str | None, Problem | None, str]]  # an answer -> (code, problem, detail)
 Graph = StateGraph[AgentState, AgentContext, AgentState, AgentState]  # what each design's `wire` adds nodes to
 
 
@@ -177,7 +177,7 @@ def add_samples(update: AgentState, extra: Sequence[tuple[Completion, float]], s
     waste = Cost()
     for done, temp in extra:
         update["tokens"] += done.processed_tokens
-        code, problem, _ = checked(*parse(done.text), seen, ctx)
+        code, problem, _ = checked(*parse(done), seen, ctx)
         if code is None or problem is not None:
             waste = waste.plus(done)
             continue

@@ -11,12 +11,10 @@ from .types import AgentName, Budgets
 Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
 SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly sensible code
-# fixbot fix / ci ask the reflect design for this many answers per call: on HumanEvalFix with the search, 3
+# fixbot fix / ci ask for this many answers per call (the numbers are reflect's): on HumanEvalFix with the search, 3
 # answers fixed 9 more tasks of 164 (tests protocol) and 4 more (examples) for 1.35-1.6x the time
 FIX_SAMPLES = 3
 MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
-# the designs that can use several answers to one prompt (thought-patch: several plans, each turned into its edit)
-SAMPLING: tuple[AgentName, ...] = ("reflect", "thought-patch")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -25,8 +23,9 @@ class RepairOptions:
 
     agent: AgentName = "reflect"  # the design: reflect, thought-patch or tool-call (bot/agent/graph.py)
     budgets: Budgets = Budgets()  # model calls (iterations), tokens, wall time, tokens per answer
-    # reflect: answers per model call, the first at the schedule's temperature and the rest at SAMPLE_TEMPERATURE,
-    # all tested in one sandbox batch (the prompt is cached, so each extra answer costs only its own tokens)
+    # answers per model call (thought-patch: plans, each turned into its edit; tool-call: calls), the first at the
+    # schedule's temperature and the rest at SAMPLE_TEMPERATURE, all tested in one sandbox batch (the prompt is
+    # cached, so each extra answer costs only its own tokens)
     samples: int = 1
     search: SearchOptions | None = None  # mutation search around the original and each failing candidate
     schedule: Schedule = "rising"  # temperature over the iterations
@@ -41,17 +40,3 @@ class RepairOptions:
 FIX_UNCHANGED = 2  # answers that are the function unchanged before `fixbot fix` moves on to the next target
 FIX_REPAIR = RepairOptions(budgets=Budgets(unchanged=FIX_UNCHANGED), samples=FIX_SAMPLES, search=SearchOptions())
 
-
-def samples_for(agent: AgentName, default: int) -> int:
-    """The design's answers per call when none were asked for: only a sampling design draws several."""
-    return default if agent in SAMPLING else 1
-
-
-def sampling_designs() -> str:
-    """The designs that take --samples, in words: "reflect or thought-patch"."""
-    return " or ".join(SAMPLING)
-
-
-def samples_conflict(agent: AgentName, samples: int) -> str | None:
-    """Why `samples` answers per call do not fit the design, or None when they do."""
-    return f"the {agent} design asks for one answer at a time" if samples > 1 and agent not in SAMPLING else None

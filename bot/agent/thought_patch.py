@@ -121,7 +121,7 @@ def _sampled(update: AgentState, state: AgentState, ctx: AgentContext, view: str
     the sample; its edit is written at the schedule's temperature), tested with the first in one batch."""
     edits = [ask(prompts.patch(plan), state, ctx, repeat_boost(state), schema=edit_schema(view), retry=_absorbed(state))
              for plan in state["plan_samples"]]
-    return {**add_samples(update, edits, state, ctx, lambda text: _applied(view, text)), "plan_samples": []}
+    return {**add_samples(update, edits, state, ctx, lambda done: _applied(view, done.text)), "plan_samples": []}
 
 
 def route_thought(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["patch", "__end__"]:

@@ -28,7 +28,7 @@ from ..llm.types import Completion, Tool
 from . import prompts
 from .code import code_hash, extract_function, split_docstring
 from .context import AgentContext
-from .nodes import Graph, ask, candidate, checked, repeat_boost, spent
+from .nodes import Graph, add_samples, ask, candidate, checked, repeat_boost, spent
 from .state import END, AgentState, Cost, Problem, Seen
 from .types import Attempt
 
@@ -117,7 +117,13 @@ def call(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
         repeated = repeated.plus(done)
     update = candidate("tool", done, temp, code, problem, detail, state, ctx, before=repeated)
     update["tokens"] += repeated.processed_tokens
-    return update
+    if ctx.options.samples == 1:
+        return update
+    # --samples: more calls to the same conversation, hot and each with its own seed (numbered after the retries'),
+    # tested with this one in one batch; a repeat among them is dropped, not asked again
+    extra = [ask(messages, state, ctx, repeat_boost(state), tools=[RUN_TESTS], sample=REPEAT_RETRIES + k)
+             for k in range(1, ctx.options.samples)]
+    return add_samples(update, extra, state, ctx, lambda answer: _read(answer, ctx))
 
 
 def _read(done: Completion, ctx: AgentContext) -> tuple[str | None, Problem | None, str]:

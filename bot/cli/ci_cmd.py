@@ -17,7 +17,6 @@ from pathlib import Path
 
 from ..action.event import BadEvent, Plan, plan, read_event
 from ..action.runner_io import RunnerIO
-from ..agent.options import sampling_designs
 from ..config import Config, load_file, with_inputs
 from ..errors import UserError
 from ..failures import Failure, ParseError, parse_ci_log
@@ -97,13 +96,8 @@ def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
 
 
 def _design_line(config: Config) -> str:
-    """The design and answers per call this run uses: `samples` from the file is ignored, not rejected, when an
-    Action input picks a design that asks for one answer at a time, so the log says so."""
-    samples = config.repair().samples
-    line = f"design: {config.agent}, {samples} answer(s) per model call"
-    if samples != config.samples:
-        line += f" (`samples: {config.samples}` applies to the {sampling_designs()} design only)"
-    return line
+    """The design and answers per call this run uses."""
+    return f"design: {config.agent}, {config.samples} answer(s) per model call"
 
 
 def _notice(io: RunnerIO, result: FixResult) -> None:

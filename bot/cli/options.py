@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from sandbox import Sandbox, open_sandbox
 
-from ..agent.options import MAX_SAMPLES, SAMPLE_TEMPERATURE, samples_conflict, samples_for, sampling_designs
+from ..agent.options import MAX_SAMPLES, SAMPLE_TEMPERATURE
 from ..errors import UserError
 from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from ..llm.llamacpp_backend import available_cores
@@ -44,23 +44,19 @@ def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
     so that the help and the check cannot disagree) from a choice."""
     parser.set_defaults(default_samples=default)
     parser.add_argument("--samples", type=int, default=None, metavar="N",
-                        help=f"answers per model call with --agent {sampling_designs()} (default {default}; tool-call "
-                             "asks for one; thought-patch draws N plans, each turned into its edit): the first at "
-                             f"the temperature schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one "
-                             "sandbox batch; the "
+                        help=f"answers per model call (default {default}; reflect: N answers, thought-patch: N plans "
+                             "each turned into its edit, tool-call: N calls): the first at the temperature "
+                             f"schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one sandbox batch; the "
                              "passing one with the fewest changed lines wins. The prompt is cached, so each extra "
                              f"answer costs only its own tokens (at most {MAX_SAMPLES})")
 
 
 def check_samples(args: argparse.Namespace) -> None:
-    """Fills in args.samples, and rejects a count out of range or one the chosen design cannot use."""
+    """Fills in args.samples, and rejects a count out of range."""
     if args.samples is None:
-        args.samples = samples_for(args.agent, args.default_samples)
+        args.samples = args.default_samples
     if not 1 <= args.samples <= MAX_SAMPLES:
         raise UserError(f"--samples must be between 1 and {MAX_SAMPLES}, not {args.samples}")
-    conflict = samples_conflict(args.agent, args.samples)
-    if conflict:
-        raise UserError(f"--samples works with --agent {sampling_designs()} only ({conflict})")
 
 
 def add_sandbox_args(parser: argparse.ArgumentParser) -> None:
