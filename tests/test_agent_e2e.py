@@ -73,6 +73,32 @@ def test_the_other_two_designs_repair_it_too(agent, node, bundled_llm, tasks, do
     assert removed == ["-    return number % 1.0 + 1.0"] and result.changed_lines == 1
 
 
+class RecordingMany(Recording):
+    """Recording, and the bundled model's answers decoded together (a thought's plans)."""
+
+    def __init__(self, llm) -> None:  # type: ignore[no-untyped-def]
+        super().__init__(llm)
+        self.together: list[int] = []  # answers per complete_many request
+
+    def complete_many(self, messages, **options):  # type: ignore[no-untyped-def]
+        self.together.append(len(options["temperatures"]))
+        self.done += self.llm.complete_many(messages, **options)
+        return self.done[-len(options["temperatures"]):]
+
+
+def test_thought_patch_with_three_plans_tests_their_patches_in_one_iteration(bundled_llm, tasks, docker_sandbox):
+    """--samples 3 with thought-patch: three plans decoded together, each turned into its edit under the schema."""
+    llm = RecordingMany(bundled_llm)
+    config = ReplayConfig(repair=RepairOptions(budgets=Budgets(iterations=1), agent="thought-patch", samples=3))
+    result = run_task(tasks[2], llm, docker_sandbox, config)
+    assert llm.together == [3]  # one thought: its three plans in one request
+    plans, edits = [d.text for d in llm.done[:3]], [d.text for d in llm.done[3:]]
+    assert len(set(plans)) > 1, plans  # the two hotter plans are not the greedy one again
+    assert edits and all(e.lstrip().startswith("{") for e in edits), edits  # each edit JSON, under the schema
+    assert result.passed and {a["iteration"] for a in result.attempts} == {1}, result.attempts
+    assert result.changed_lines == 1
+
+
 def test_eval_with_two_workers_runs_the_bundled_model_in_two_processes(shared_data, tmp_path, sandbox_image):
     """`fixbot eval --workers 2` with a llamacpp: model: one model process per worker, 1 thread each (2 cores),
     two tasks at once; both one-line bugs are repaired and recorded."""
