@@ -17,7 +17,7 @@ and in the token and time budgets. Every attempt keeps its plan and edit as `ans
 """
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
@@ -99,14 +99,15 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     turns = state.get("patch_turns", [])
     plan = state.get("plan", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=edit_schema(view),
+    schema = edit_schema(view)
+    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=schema,
                      retry=_absorbed(state))
     said = f"{plan[-1].content.strip()}\n---\n{done.text.strip()}" if plan else done.text
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=said)
     update["plan_cost"] = Cost()  # counted once, in this attempt
     if state.get("plan_samples") and not turns:
-        update = _sampled(update, state, ctx, view)
+        update = _sampled(update, state, ctx, view, schema)
     pending = update["pending"]
     assert pending is not None
     if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
@@ -116,10 +117,11 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     return update
 
 
-def _sampled(update: AgentState, state: AgentState, ctx: AgentContext, view: str) -> AgentState:
+def _sampled(update: AgentState, state: AgentState, ctx: AgentContext, view: str, schema: dict[str, Any]
+             ) -> AgentState:
     """The other plans of the thought (--samples), each turned into its edit as the first plan was (the plan is
     the sample; its edit is written at the schedule's temperature), tested with the first in one batch."""
-    edits = [ask(prompts.patch(plan), state, ctx, repeat_boost(state), schema=edit_schema(view), retry=_absorbed(state))
+    edits = [ask(prompts.patch(plan), state, ctx, repeat_boost(state), schema=schema, retry=_absorbed(state))
              for plan in state["plan_samples"]]
     return {**add_samples(update, edits, state, ctx, lambda done: _applied(view, done.text)), "plan_samples": []}
 

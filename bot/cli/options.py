@@ -40,10 +40,8 @@ def opened_model(args: argparse.Namespace, workers: int = 1) -> Iterator[LLM]:
 
 
 def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
-    """--samples, left None when not given so that `check_samples` can tell the command's default (kept beside it,
-    so that the help and the check cannot disagree) from a choice."""
-    parser.set_defaults(default_samples=default)
-    parser.add_argument("--samples", type=int, default=None, metavar="N",
+    """--samples, with the command's default (checked by `check_samples`)."""
+    parser.add_argument("--samples", type=int, default=default, metavar="N",
                         help=f"answers per model call (default {default}; reflect: N answers, thought-patch: N plans "
                              "each turned into its edit, tool-call: N calls): the first at the temperature "
                              f"schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one sandbox batch; the "
@@ -52,9 +50,7 @@ def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
 
 
 def check_samples(args: argparse.Namespace) -> None:
-    """Fills in args.samples, and rejects a count out of range."""
-    if args.samples is None:
-        args.samples = args.default_samples
+    """Rejects a count of answers per call out of range."""
     if not 1 <= args.samples <= MAX_SAMPLES:
         raise UserError(f"--samples must be between 1 and {MAX_SAMPLES}, not {args.samples}")
 
