@@ -25,12 +25,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
 
-from common import part_slice, speed_line
+from common import part_slice, run_child, speed_line, until_stopped
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "humanevalpack-python.jsonl"
@@ -67,9 +66,9 @@ def run_leg(agent: str, few_shot: bool, args: argparse.Namespace) -> dict:
            "--seed", str(args.seed), "--workers", str(args.workers), "--task-seconds", str(args.task_seconds),
            "--samples", str(samples), "--out", str(out)] + (["--few-shot"] if few_shot else [])
     print(f"\n== {name}: {' '.join(cmd[3:])}", file=sys.stderr, flush=True)
-    proc = subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        return {"leg": name, "error": f"fixbot eval exited {proc.returncode}"}
+    code = run_child(cmd, cwd=REPO)
+    if code != 0:
+        return {"leg": name, "error": f"fixbot eval exited {code}"}
     s = json.loads((out / "summary.json").read_text())
     records = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines() if line.strip()]
     return {"leg": name, "pass_at_1": s["pass_at_1"], "passed": s["passed"], "n_tasks": s["n_tasks"],
@@ -174,4 +173,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(until_stopped(main, "agents.py"))

@@ -1,11 +1,15 @@
-"""Helpers the benches share: slices of a selection (--part K/N), the model's speed line, and their sections of
-bench/RESULTS.md."""
+"""Helpers the benches share: slices of a selection (--part K/N), the model's speed line, their sections of
+bench/RESULTS.md, and fixbot runs that end with their bench."""
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+import signal
+import subprocess
+import sys
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import TypeVar
+from typing import IO, TypeVar
 
 T = TypeVar("T")
 
@@ -45,3 +49,59 @@ def aligned(rows: Sequence[Sequence[str]]) -> list[str]:
     widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     return ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths)))
             for r in rows]
+
+
+class Interrupted(Exception):
+    """SIGTERM reached the bench (Ctrl-C arrives as KeyboardInterrupt)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signal.Signals(signum).name)
+        self.signum = signum
+
+
+def _on_signal(signum: int, _frame: object) -> None:
+    raise Interrupted(signum)
+
+
+@contextmanager
+def sigterm_raises() -> Iterator[None]:
+    """Within: SIGTERM raises Interrupted, so that the bench unwinds (and stops its fixbot) instead of dying."""
+    previous = signal.signal(signal.SIGTERM, _on_signal)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def stop_child(proc: subprocess.Popen, wait_s: float) -> None:
+    """SIGTERM, so that fixbot writes what it has; a kill if it has not ended after `wait_s` seconds."""
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            proc.wait(wait_s)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+def run_child(cmd: Sequence[str], *, cwd: Path, stdout: int | IO[bytes] | None = subprocess.DEVNULL,
+              wait_s: float = 60.0) -> int:
+    """`cmd`'s exit code. It runs in its own session, so a Ctrl-C or SIGTERM reaches the bench alone, which
+    stops `cmd` once (stop_child) before it unwinds: no fixbot keeps the cores after its bench has gone."""
+    proc = subprocess.Popen(list(cmd), cwd=cwd, stdout=stdout, stdin=subprocess.DEVNULL, start_new_session=True)
+    with sigterm_raises():
+        try:
+            return proc.wait()
+        except BaseException:
+            stop_child(proc, wait_s)
+            raise
+
+
+def until_stopped(main: Callable[[], int], name: str) -> int:
+    """main's exit code; when a Ctrl-C or SIGTERM stopped it, one line instead of a traceback, and 128 + the
+    signal's number."""
+    try:
+        return main()
+    except (KeyboardInterrupt, Interrupted) as exc:
+        print(f"{name}: interrupted; the same command resumes where it stopped", file=sys.stderr, flush=True)
+        return 128 + (exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)

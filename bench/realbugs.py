@@ -42,7 +42,7 @@ from argparse import Namespace
 from pathlib import Path
 
 import realbugs_setup_report as setup_report
-from common import speed_line
+from common import Interrupted, sigterm_raises, speed_line, stop_child
 from realbugs_corpus import DEFAULT_DATA, REPO, BenchError, Bug, Bundles, load_manifest, select
 from realbugs_report import console_table, markdown_section, read_results, summarize, update_results_md
 from realbugs_score import Score
@@ -58,16 +58,6 @@ STOP_WAIT_S = 60.0  # for fixbot to write its report after SIGTERM
 RESULTS_MD = REPO / "bench" / "RESULTS.md"
 
 
-class Interrupted(Exception):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signal.Signals(signum).name)
-        self.signum = signum
-
-
-def _on_signal(signum: int, _frame: object) -> None:
-    raise Interrupted(signum)
-
-
 def _git(*args: str) -> str:
     return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
 
@@ -80,17 +70,6 @@ def code_commit() -> str:
 
 def to_run(bugs: list[Bug], recorded: dict[str, dict], force: bool) -> list[Bug]:
     return list(bugs) if force else [b for b in bugs if b.id not in recorded]
-
-
-def _stop(proc: subprocess.Popen) -> None:
-    """SIGTERM, so that fixbot writes its report with what it has; a kill if it does not end."""
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-        try:
-            proc.wait(STOP_WAIT_S)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def run_fixbot(bug: Bug, repo: Path, out: Path, log: Path, args: Namespace) -> dict:
@@ -110,9 +89,9 @@ def run_fixbot(bug: Bug, repo: Path, out: Path, log: Path, args: Namespace) -> d
             proc.wait(args.wall + GRACE_S)
         except subprocess.TimeoutExpired:
             overran = True
-            _stop(proc)
+            stop_child(proc, STOP_WAIT_S)
         except BaseException:
-            _stop(proc)
+            stop_child(proc, STOP_WAIT_S)
             raise
     wall = time.monotonic() - start
     report = _read_json(out / "report.json")
@@ -297,25 +276,24 @@ def main(argv: list[str] | None = None) -> int:
     if not args.report_only:
         say(f"{len(chosen)} bug(s) selected, {len(todo)} to run, {len(chosen) - len(todo)} already recorded in "
             f"{args.out}")
-    previous = signal.signal(signal.SIGTERM, _on_signal)
     code = 0
     try:
-        if todo and not args.no_speed and not args.reproduce_only:
-            config["model_speed"] = _speed(args)
-            if config["model_speed"]:
-                say(speed_line(config["model_speed"], 1))
-        if todo:
-            (args.out / run_json).write_text(json.dumps(config, indent=2) + "\n")
-            if args.reproduce_only:
-                run_reproductions(todo, Bundles(args.data, args.out / "clones"), args.out, say, commit=code_commit())
-            else:
-                run_bugs(todo, args, say)
+        with sigterm_raises():
+            if todo and not args.no_speed and not args.reproduce_only:
+                config["model_speed"] = _speed(args)
+                if config["model_speed"]:
+                    say(speed_line(config["model_speed"], 1))
+            if todo:
+                (args.out / run_json).write_text(json.dumps(config, indent=2) + "\n")
+                if args.reproduce_only:
+                    run_reproductions(todo, Bundles(args.data, args.out / "clones"), args.out, say,
+                                      commit=code_commit())
+                else:
+                    run_bugs(todo, args, say)
     except (KeyboardInterrupt, Interrupted) as exc:
         signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
         say(f"interrupted ({signal.Signals(signum).name}): the bug under way is not recorded; run again to resume")
         code = 128 + signum
-    finally:
-        signal.signal(signal.SIGTERM, previous)
     if args.reproduce_only:
         summary = setup_report.write_summary(args.out, config, all_bugs, args.results_md)
         table = setup_report.console_table(summary)

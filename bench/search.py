@@ -18,10 +18,11 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 import time
 from pathlib import Path
+
+from common import run_child, until_stopped
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "humanevalpack-python.jsonl"
@@ -82,9 +83,9 @@ def run_leg(leg: str, data: Path, iterations: int, limit: int | None, out: Path,
     if limit:
         cmd += ["--limit", str(limit)]
     print(f"\n== {leg}: {' '.join(cmd[2:])}", file=sys.stderr, flush=True)
-    proc = subprocess.run(cmd, cwd=REPO, stdout=subprocess.DEVNULL)
-    if proc.returncode != 0:
-        return {"leg": leg, "error": f"fixbot eval exited {proc.returncode}"}
+    code = run_child(cmd, cwd=REPO)
+    if code != 0:
+        return {"leg": leg, "error": f"fixbot eval exited {code}"}
     s = json.loads((leg_out / "summary.json").read_text())
     return {"leg": leg, "pass_at_1": s["pass_at_1"], "passed": s["passed"], "n_tasks": s["n_tasks"],
             "single_shot": s["single_shot_pass_at_1"] if mode != "search-only" else None,
@@ -144,4 +145,4 @@ def main() -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(until_stopped(main, "search.py"))
