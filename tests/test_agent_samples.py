@@ -148,6 +148,9 @@ def test_thought_patch_samples_plans_and_tests_each_plan_s_edit_in_one_batch():
     assert temps == (0.0, SAMPLE_TEMPERATURE, 0.0, 0.0) and seeds[0] != seeds[1]
     # both plans' thinking is counted, with the first plan's attempt
     assert result.attempts[1].completion_tokens == sum(len(a.split()) for a in (wrong_plan, right_plan, answers[2]))
+    # each attempt keeps its own plan and the edit that plan gave
+    assert [a.answer for a in result.attempts] == [f"{right_plan}\n---\n{answers[3]}",
+                                                    f"{wrong_plan}\n---\n{answers[2]}"]
 
 
 def test_when_the_first_plan_s_edit_does_not_apply_another_plan_s_edit_is_tested_instead():
@@ -155,6 +158,7 @@ def test_when_the_first_plan_s_edit_does_not_apply_another_plan_s_edit_is_tested
     result, _, harness = run_plans(answers)
     assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "passed")]
     assert result.status == "fixed" and harness.checked == [result.final_code] and result.iterations == 1
+    assert result.attempts[1].answer == f"Line 3 should add.\n---\n{answers[3]}"  # the sample's, not the first's
 
 
 def test_a_patch_retry_of_the_first_plan_asks_for_no_more_samples():

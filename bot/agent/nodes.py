@@ -164,10 +164,11 @@ def _label(outcome: TestOutcome) -> Outcome:
 
 
 def add_samples(update: AgentState, extra: Sequence[tuple[Completion, float]], state: AgentState, ctx: AgentContext,
-                parse: Parse) -> AgentState:
+                parse: Parse, answers: Sequence[str] = ()) -> AgentState:
     """The `extra` answers to the prompt that gave `update`'s pending candidate (its samples, see `ask_many`);
     the usable new ones join it as alternatives, tested in the same batch. When the first answer was unusable,
-    the first usable sample takes its place. Unusable samples still count their tokens."""
+    the first usable sample takes its place. Unusable samples still count their tokens. `answers`, when given,
+    are kept with the samples' attempts, one per extra answer."""
     pending = update["pending"]
     assert pending is not None
     seen = dict(state["seen"])
@@ -175,14 +176,15 @@ def add_samples(update: AgentState, extra: Sequence[tuple[Completion, float]], s
         seen[code_hash(pending.code)] = Seen("sample")
     kept: list[Sample] = []
     waste = Cost()
-    for done, temp in extra:
+    for i, (done, temp) in enumerate(extra):
         update["tokens"] += done.processed_tokens
         code, problem, _ = checked(*parse(done), seen, ctx)
         if code is None or problem is not None:
             waste = waste.plus(done)
             continue
         seen[code_hash(code)] = Seen("sample")
-        kept.append(Sample(code, done.prompt_tokens, done.completion_tokens, done.latency_s, temp, done.prompt_eval_s))
+        kept.append(Sample(code, done.prompt_tokens, done.completion_tokens, done.latency_s, temp, done.prompt_eval_s,
+                           answers[i] if answers else ""))
     if pending.problem is not None and not kept:  # nothing to test: the unusable answers' cost joins its attempt
         a = update["attempts"][-1]
         return {**update, "attempts": [replace(a, prompt_tokens=a.prompt_tokens + waste.prompt_tokens,

@@ -36,6 +36,7 @@ class Sample:
     latency_s: float
     temperature: float
     prompt_eval_s: float = 0.0
+    answer: str = ""  # what the model said, when the design keeps it (thought-patch: the sample's plan and edit)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -63,7 +64,8 @@ class Pending:
 def as_pending(sample: Sample, node: Node) -> Pending:
     return Pending(code=sample.code, problem=None, detail="", prompt_tokens=sample.prompt_tokens,
                    completion_tokens=sample.completion_tokens, latency_s=sample.latency_s,
-                   prompt_eval_s=sample.prompt_eval_s, temperature=sample.temperature, node=node)
+                   prompt_eval_s=sample.prompt_eval_s, temperature=sample.temperature, node=node,
+                   answer=sample.answer)
 
 
 @dataclass(frozen=True)

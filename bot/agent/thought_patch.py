@@ -102,9 +102,8 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     schema = edit_schema(view)
     done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=schema,
                      retry=_absorbed(state))
-    said = f"{plan[-1].content.strip()}\n---\n{done.text.strip()}" if plan else done.text
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
-                       before=state.get("plan_cost", Cost()), answer=said)
+                       before=state.get("plan_cost", Cost()), answer=_said(plan, done.text))
     update["plan_cost"] = Cost()  # counted once, in this attempt
     if state.get("plan_samples") and not turns:
         update = _sampled(update, state, ctx, view, schema)
@@ -121,9 +120,17 @@ def _sampled(update: AgentState, state: AgentState, ctx: AgentContext, view: str
              ) -> AgentState:
     """The other plans of the thought (--samples), each turned into its edit as the first plan was (the plan is
     the sample; its edit is written at the schedule's temperature), tested with the first in one batch."""
+    plans = state["plan_samples"]
     edits = [ask(prompts.patch(plan), state, ctx, repeat_boost(state), schema=schema, retry=_absorbed(state))
-             for plan in state["plan_samples"]]
-    return {**add_samples(update, edits, state, ctx, lambda done: _applied(view, done.text)), "plan_samples": []}
+             for plan in plans]
+    said = [_said(plan, done.text) for plan, (done, _) in zip(plans, edits)]
+    return {**add_samples(update, edits, state, ctx, lambda done: _applied(view, done.text), said),
+            "plan_samples": []}
+
+
+def _said(plan: list[Message], edit: str) -> str:
+    """What an attempt keeps as its answer: the plan, then the edit."""
+    return f"{plan[-1].content.strip()}\n---\n{edit.strip()}" if plan else edit
 
 
 def route_thought(state: AgentState, runtime: Runtime[AgentContext]) -> Literal["patch", "__end__"]:
