@@ -97,6 +97,11 @@ def run_child(cmd: Sequence[str], *, cwd: Path, stdout: int | IO[bytes] | None =
             raise
 
 
+def signal_of(exc: BaseException) -> int:
+    """The number of the signal that raised `exc`: a Ctrl-C arrives as KeyboardInterrupt, a SIGTERM as Interrupted."""
+    return exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+
+
 def until_stopped(main: Callable[[], int], name: str) -> int:
     """main's exit code; when a Ctrl-C or SIGTERM stopped it, one line instead of a traceback, and 128 + the
     signal's number."""
@@ -104,4 +109,4 @@ def until_stopped(main: Callable[[], int], name: str) -> int:
         return main()
     except (KeyboardInterrupt, Interrupted) as exc:
         print(f"{name}: interrupted; the same command resumes where it stopped", file=sys.stderr, flush=True)
-        return 128 + (exc.signum if isinstance(exc, Interrupted) else signal.SIGINT)
+        return 128 + signal_of(exc)

@@ -42,7 +42,7 @@ from argparse import Namespace
 from pathlib import Path
 
 import realbugs_setup_report as setup_report
-from common import Interrupted, sigterm_raises, speed_line, stop_child
+from common import Interrupted, signal_of, sigterm_raises, speed_line, stop_child
 from realbugs_corpus import DEFAULT_DATA, REPO, BenchError, Bug, Bundles, load_manifest, select
 from realbugs_report import console_table, markdown_section, read_results, summarize, update_results_md
 from realbugs_score import Score
@@ -291,7 +291,7 @@ def main(argv: list[str] | None = None) -> int:
                 else:
                     run_bugs(todo, args, say)
     except (KeyboardInterrupt, Interrupted) as exc:
-        signum = exc.signum if isinstance(exc, Interrupted) else signal.SIGINT
+        signum = signal_of(exc)
         say(f"interrupted ({signal.Signals(signum).name}): the bug under way is not recorded; run again to resume")
         code = 128 + signum
     if args.reproduce_only:
