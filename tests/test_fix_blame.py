@@ -9,8 +9,8 @@ from bot.agent.search import SearchOptions
 from bot.fix.briefing import blamed_tests
 from bot.fix.locate import locate
 
+from .locate_run import run_repo
 from .test_fix import ByNameLLM, fix_example
-from .test_fix_locate import run_repo
 from .test_fix_realrepo import make_repo
 
 HEADERS = '''def normalise(headers):

@@ -1,0 +1,105 @@
+"""What is never a target: test files, helpers beside the tests, folders the test command names
+(bot.fix.project_files, bot.fix.locate on real runs); and the feedback without the test lines the prompt shows."""
+from __future__ import annotations
+
+import pytest
+
+from bot.fix.briefing import without_shown
+from bot.fix.locate import locate
+from bot.fix.project_files import folders_of_tests, is_project_file
+
+from .locate_run import run_repo, where
+
+
+@pytest.mark.parametrize(("path", "project"), [
+    ("pkg/mod.py", True), ("src/pkg/mod.py", True), ("setup.py", True),
+    ("tests/helpers.py", False), ("pkg/test/util.py", False), ("testing/x.py", False),
+    ("pkg/test_mod.py", False), ("pkg/mod_test.py", False), ("conftest.py", False),
+    (".github/scripts/x.py", False), (".venv/lib/python3.11/site-packages/x.py", False),
+    ("venv/lib/x.py", False), ("pkg/README.md", False),
+])
+def test_project_files(path, project):
+    assert is_project_file(path) is project
+
+
+WALK = {
+    "python_programs/__init__.py": "",
+    "python_programs/walk.py": '''\
+def walk(node, steps):
+    for _ in range(steps + 1):
+        node = node.first()
+    return node.value
+''',
+    "python_testcases/node.py": '''\
+class Node:
+    def __init__(self, value, successors=()):
+        self.value = value
+        self.successors = list(successors)
+
+    def first(self):
+        return self.successors[0]
+''',
+    "python_testcases/test_walk.py": '''\
+from node import Node
+from python_programs.walk import walk
+
+
+def test_walk():
+    c = Node("c")
+    assert walk(Node("a", [Node("b", [c])]), 2) == "c"
+''',
+}
+
+
+def test_a_helper_module_of_the_test_folder_is_never_a_target(tmp_path):
+    files = {**WALK, "pytest.ini": "[pytest]\npythonpath = . python_testcases\n"}
+    checkout, run = run_repo(tmp_path, files)
+    [failure] = run.failures
+    assert failure.traceback[-1].path == "python_testcases/node.py"  # the helper raised
+    # the folder is not called tests/: by its name alone the helper looks like project code (the issue's case) ...
+    assert where(locate(checkout, run, run.failures))[0] == "python_testcases/node.py::Node.first"
+    # ... but it holds the failing test, and its name says test: nothing in it is a target
+    targets = locate(checkout, run, run.failures, test_roots=["python_testcases/test_walk.py"])
+    assert where(targets) == ["python_programs/walk.py::walk"]
+    assert targets[0].reasons[0] == "raised here (deepest project frame)"
+
+
+def test_nothing_under_a_folder_the_test_command_names_is_a_target(tmp_path):
+    files = {k.replace("python_testcases/", "checks/"): v for k, v in WALK.items()}
+    checkout, run = run_repo(tmp_path, {**files, "pytest.ini": "[pytest]\npythonpath = . checks\n"})
+    assert "checks/node.py::Node.first" in where(locate(checkout, run, run.failures))
+    # a test file in a folder whose name does not say test: the folder may be the project's own package
+    assert "checks/node.py::Node.first" in where(locate(checkout, run, run.failures,
+                                                        test_roots=["checks/test_walk.py"]))
+    for roots in (["checks"], ["./checks/"], ["checks/node.py"]):
+        assert where(locate(checkout, run, run.failures, test_roots=roots)) == ["python_programs/walk.py::walk"]
+
+
+def test_a_helper_under_tests_is_never_a_target(tmp_path):
+    files = {k.replace("python_testcases/", "tests/"): v for k, v in WALK.items()}
+    checkout, run = run_repo(tmp_path, {**files, "pytest.ini": "[pytest]\npythonpath = . tests\n"})
+    assert where(locate(checkout, run, run.failures)) == ["python_programs/walk.py::walk"]
+
+
+@pytest.mark.parametrize(("roots", "folders"), [
+    (["tests/test_a.py::test_x"], ("tests/test_a.py", "tests")),
+    (["python_testcases/test_walk.py"], ("python_testcases/test_walk.py", "python_testcases")),
+    (["pkg/test_mod.py"], ("pkg/test_mod.py",)),  # tests beside the modules: the package stays project code
+    (["test_root.py", ".", "./", ""], ("test_root.py",)),  # never the whole checkout
+    (["./e2e/", "e2e"], ("e2e",)),
+])
+def test_test_folders(roots, folders):
+    files = ["tests/test_a.py", "python_testcases/test_walk.py", "pkg/test_mod.py", "test_root.py", "e2e/x.py"]
+    assert folders_of_tests(files, roots) == folders
+
+
+def test_the_feedback_leaves_out_the_test_lines_the_prompt_shows():
+    shown = ("def test_join(self):\n    self.assertEqual(join('a', 'b'), 'a/b')\n"
+             "    self.assertEqual(join('', 'b'), 'b')\n")
+    feedback = ("    def test_join(self):\n        self.assertEqual(join('a', 'b'), 'a/b')\n"
+                ">       self.assertEqual(join('', 'b'), 'b')\nE       AssertionError: '/b' != 'b'\n"
+                "test/test_paths.py:9: AssertionError")
+    assert without_shown(feedback, shown).splitlines() == [
+        ">       self.assertEqual(join('', 'b'), 'b')", "E       AssertionError: '/b' != 'b'",
+        "test/test_paths.py:9: AssertionError"]
+    assert without_shown(feedback, "") == feedback
