@@ -1,6 +1,6 @@
 """Which Python a repository's tests run on: every source (explicit, CI job, .python-version, requires-python,
-python_requires, poetry, tox), every mapping rule, GitHub Actions workflows, and the real projects of the
-realbugs corpus cloned from their bundles."""
+python_requires, poetry, tox), every mapping rule, and the real projects of the realbugs corpus cloned from their
+bundles (a workflow's jobs: test_python_choice_workflows.py)."""
 from __future__ import annotations
 
 import subprocess
@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from bot.errors import UserError
 from bot.fix.checkout import load_checkout
-from bot.fix.python_choice import NoSuitablePython, PythonChoice, choose_python, job_python_versions
+from bot.fix.python_choice import NoSuitablePython, PythonChoice, choose_python
 from bot.fix.types import Checkout
 
 AVAILABLE = ("3.9", "3.11", "3.13")
@@ -282,142 +282,6 @@ def test_available_is_returned_as_written_and_compared_as_versions():
     choice = choose(tox_ini("py38"), available=("3.10", "3.9", "3.1"), default="3.10")
     assert choice.version == "3.9"
     assert choose(pyproject_requires(">=3.10"), available=("3.10", "3.9"), default="3.9").version == "3.10"
-
-
-# --- GitHub Actions workflows ---------------------------------------------------------------------------------
-
-WORKFLOW = """\
-name: CI
-on: [push, pull_request]
-env:
-  LINT_PYTHON: 3.10
-jobs:
-  test:
-    runs-on: ${{ matrix.os }}
-    strategy:
-      matrix:
-        python-version: [3.8, 3.9, 3.10]
-        os: [ubuntu-latest, windows-latest]
-    steps:
-      - uses: actions/checkout@v4
-      - uses: actions/setup-python@v5
-        with:
-          python-version: ${{ matrix.python-version }}
-      - run: pytest
-  lint:
-    runs-on: ubuntu-latest
-    steps:
-      - uses: actions/setup-python@0b93645e9fea7318ecaed2b359559ac225c90a2b  # v5.3.0
-        with:
-          python-version: ${{ env.LINT_PYTHON }}
-  named:
-    name: Python ${{ matrix.python }} on ${{ matrix.os }}
-    runs-on: ${{ matrix.os }}
-    strategy:
-      matrix:
-        python: ["3.11", "3.12"]
-        os: [ubuntu-latest]
-    steps:
-      - uses: actions/setup-python@v5
-        with:
-          python-version: ${{ matrix.python }}
-  tests:
-    name: Tests
-    strategy:
-      matrix:
-        python: ["3.9", "3.12"]
-        os: [ubuntu, macos]
-        exclude:
-          - {python: "3.9", os: macos}
-        include:
-          - {os: macos, label: mac}
-          - {python: "3.13", os: ubuntu, experimental: true}
-    env:
-      PY: ${{ matrix.python }}
-    steps:
-      - uses: actions/setup-python@v5
-        with:
-          python-version: ${{ env.PY }}
-  configs:
-    strategy:
-      matrix:
-        config:
-          - {python: "3.7", toxenv: py37}
-          - {python: "3.8", toxenv: py38}
-    name: tox ${{ matrix.config.toxenv }}
-    steps:
-      - uses: actions/setup-python@v5
-        with:
-          python-version: ${{ matrix.config.python }}
-  several:
-    steps:
-      - uses: actions/setup-python@v5
-        with:
-          python-version: |
-            3.9
-            3.12
-      - uses: actions/setup-python@v5
-        with:
-          python-version: [3.8, "3.13"]
-  computed:
-    strategy:
-      matrix: ${{ fromJSON(needs.plan.outputs.matrix) }}
-    steps:
-      - uses: actions/setup-python@v5
-        with:
-          python-version: ${{ matrix.python }}
-      - uses: actions/setup-python@v5
-        with:
-          python-version: "3.12"
-  from-file:
-    steps:
-      - uses: actions/setup-python@v5
-        with:
-          python-version-file: .python-version
-  docs:
-    steps:
-      - run: make docs
-  reusable:
-    uses: ./.github/workflows/test.yml
-"""
-
-JOBS = [
-    ("test (3.9, ubuntu-latest)", ("3.9",)),
-    ("test (3.10, windows-latest)", ("3.10",)),  # unquoted 3.10, read as written
-    ("test (3.1, windows-latest)", ("3.10",)),  # how GitHub itself names it (YAML's float 3.1)
-    ("test", ("3.8", "3.9", "3.10")),  # the job as a whole: every combination
-    ("lint", ("3.10",)),  # env at the workflow level, a pinned commit
-    ("Python 3.12 on ubuntu-latest", ("3.12",)),
-    ("named", ("3.11", "3.12")),
-    ("Tests (3.12, macos, mac)", ("3.12",)),  # include extends the macos combinations
-    ("Tests (3.13, ubuntu, true)", ("3.13",)),  # include adds a combination of its own
-    ("Tests (3.9, macos, mac)", ()),  # excluded
-    ("tox py38", ("3.8",)),  # a nested matrix value
-    ("several", ("3.9", "3.12", "3.8", "3.13")),
-    ("computed", ("3.12",)),  # the computed matrix resolves nothing; the literal stays
-    ("from-file", ()),  # python-version-file: left to the caller
-    ("docs", ()),
-    ("reusable", ()),
-    ("deploy", ()),
-    ("test (3.7, ubuntu-latest)", ()),
-]
-
-
-@pytest.mark.parametrize("job_name, versions", JOBS)
-def test_job_python_versions(job_name, versions):
-    assert job_python_versions(WORKFLOW, job_name) == versions
-
-
-@pytest.mark.parametrize("text", ["", "jobs: [", "- just\n- a list\n", "jobs: 3\n"])
-def test_workflow_that_says_nothing(text):
-    assert job_python_versions(text, "test") == ()
-
-
-def test_failing_job_to_python():
-    versions = job_python_versions(WORKFLOW, "test (3.1, ubuntu-latest)")
-    choice = choose(tox_ini("py39"), ci_versions=versions)
-    assert choice == PythonChoice(version="3.11", source="CI job python-version (3.10): 3.10 is not available, "
-                                  "the nearest newer", wanted="3.10")
 
 
 # --- the realbugs corpus: real projects from their bundles --------------------------------------------------
