@@ -36,3 +36,17 @@ def test_the_command_line_loads_without_the_agent_graph():
     from bot.agent import repair  # and the package still hands out the graph's entry point when asked
 
     assert callable(repair)
+
+
+@pytest.mark.parametrize("verbose", [False, True])
+def test_logging_shows_fixbots_messages_and_other_libraries_only_when_they_warn(verbose):
+    """matplotlib announcing its font cache at INFO reached `fixbot eval`'s output as a line of fixbot's own."""
+    emit = (f"import logging; from bot.cli.main import configure_logging; configure_logging({verbose}); "
+            "logging.getLogger('matplotlib.font_manager').info('font cache'); "
+            "logging.getLogger('matplotlib').warning('a warning'); "
+            "logging.getLogger('urllib3.connectionpool').debug('chatter'); "
+            "logging.getLogger('bot.fix.pipeline').info('own info'); "
+            "logging.getLogger('fixbot.sandbox').debug('own debug')")
+    err = subprocess.run([sys.executable, "-c", emit], capture_output=True, text=True, cwd=REPO, check=True).stderr
+    shown = ["font cache", "a warning", "own info", "own debug"] if verbose else ["a warning", "own info"]
+    assert err.splitlines() == [f"fixbot: {line}" for line in shown]  # --verbose: all but the HTTP chatter

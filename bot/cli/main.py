@@ -43,6 +43,20 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+OWN_LOGGERS = ("bot", "sandbox", "eval", "fixbot")
+NOISY_LOGGERS = ("urllib3", "docker", "httpx", "httpcore")
+
+
+def configure_logging(verbose: bool) -> None:
+    """fixbot's own messages from INFO up; other libraries' only when they warn (matplotlib, say, announces its
+    font cache at INFO). --verbose shows every library's debug records but the HTTP clients' chatter."""
+    logging.basicConfig(level=logging.DEBUG if verbose else logging.WARNING, format="fixbot: %(message)s")
+    for own in OWN_LOGGERS:
+        logging.getLogger(own).setLevel(logging.DEBUG if verbose else logging.INFO)
+    for noisy in NOISY_LOGGERS:
+        logging.getLogger(noisy).setLevel(logging.WARNING)
+
+
 def _terminate(signum: int, _frame: object) -> None:
     # SIGTERM (CI cancelling a job) unwinds like Ctrl-C: the pipeline writes its report with what it has, and
     # sandbox containers are removed on the way out.
@@ -53,9 +67,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if isinstance(sys.stdout, io.TextIOWrapper):  # progress lines must reach a pipe or a file as they happen
         sys.stdout.reconfigure(line_buffering=True)
-    logging.basicConfig(level=logging.DEBUG if args.verbose else logging.INFO, format="fixbot: %(message)s")
-    for noisy in ("urllib3", "docker", "httpx", "httpcore"):
-        logging.getLogger(noisy).setLevel(logging.WARNING)
+    configure_logging(args.verbose)
     signal.signal(signal.SIGTERM, _terminate)
     try:
         return int(args.handler(args) or 0)
