@@ -146,6 +146,32 @@ def test_containers_are_hardened(docker_client, docker_sandbox):
     assert list(host["Tmpfs"]) == ["/work"]
 
 
+def test_a_batch_whose_container_is_killed_from_outside_runs_again_in_a_fresh_one(docker_client, sandbox_image):
+    """The OOM killer once took the runner itself right after a job it killed; the batch's jobs were all lost."""
+    from sandbox.docker_sandbox import DockerSandbox
+
+    killed: list[str] = []
+
+    def kill_the_batch_container(session: str) -> None:
+        deadline = time.monotonic() + 60
+        while not killed and time.monotonic() < deadline:
+            if found := session_containers(docker_client, session):
+                time.sleep(1.0)  # its jobs under way
+                docker_client.api.kill(found[0])
+                killed.append(found[0])
+            time.sleep(0.05)
+
+    jobs = [Job(files={}, command=["sh", "-c", "sleep 3; echo done"], timeout=30)] * 2
+    with DockerSandbox(image=sandbox_image, pool_size=1, client=docker_client) as sandbox:
+        killer = threading.Thread(target=kill_the_batch_container, args=(sandbox.session,))
+        killer.start()
+        results = sandbox.run_batch(jobs)
+        killer.join()
+        assert killed, "the batch's container was never found"
+        assert [(r.exit_code, r.stdout) for r in results] == [(0, "done\n")] * 2, results
+        assert killed[0] not in session_containers(docker_client, sandbox.session)
+
+
 CHILD = """
 import signal, sys, time
 # A child of a background job inherits SIGINT ignored (POSIX, no job control); a user's Ctrl-C is not.
