@@ -103,25 +103,31 @@ class DockerSandbox:
                                                      "oom_first": True})
         waves = math.ceil(len(jobs) / max(1, math.ceil(self.limits.cpus)))
         deadline = waves * max(job.timeout for job in jobs) + GRACE_S
-        for retry in (True, False):
-            worker = self._acquire()
-            healthy = False
+        try:
             try:
-                answer = worker.channel.request(request, deadline)
-                results = decode_results(answer, bytes(worker.channel.stderr), len(jobs))
-                healthy = True
-                return results
-            except (ChannelTimeout, ChannelClosed) as exc:
+                return self._ask(request, deadline, len(jobs))
+            except ChannelClosed:
                 # A runner that went away was mostly killed from outside (a job cannot SIGKILL its namespace's PID
                 # 1): by the OOM killer's second pick while a job's memory was being freed, or by hand. Its jobs
                 # run once more in a fresh container; a timeout is the jobs' own, and running them again would too.
-                if retry and isinstance(exc, ChannelClosed) and not self._closed:
-                    continue
-                reason = f"the sandbox container stopped answering ({exc}); it was replaced"
-                return [lost_result(job, reason) for job in jobs]
-            finally:
-                self._release(worker, healthy)
-        raise AssertionError("unreachable: the second try returns")
+                if self._closed:
+                    raise
+                return self._ask(request, deadline, len(jobs))
+        except (ChannelTimeout, ChannelClosed) as exc:
+            reason = f"the sandbox container stopped answering ({exc}); it was replaced"
+            return [lost_result(job, reason) for job in jobs]
+
+    def _ask(self, request: bytes, deadline: float, n_jobs: int) -> list[RunResult]:
+        """One request to one pooled container; a container that fails to answer is removed, not pooled again."""
+        worker = self._acquire()
+        healthy = False
+        try:
+            answer = worker.channel.request(request, deadline)
+            results = decode_results(answer, bytes(worker.channel.stderr), n_jobs)
+            healthy = True
+            return results
+        finally:
+            self._release(worker, healthy)
 
     def run(self, files: Mapping[str, FileContent], command: Sequence[str], timeout: float = 30.0) -> RunResult:
         return self.run_batch([Job(files=files, command=command, timeout=timeout)])[0]
