@@ -137,6 +137,19 @@ def test_an_edit_that_changes_nothing_goes_back_to_patch_its_plan_may_be_right()
     assert "leaves the function as it was" in llm.calls[2][-1].content and len(harness.checked) == 1
 
 
+def test_a_plan_whose_fix_changes_nothing_is_told_so_by_the_next_thought():
+    """Python/147: the plan's fix was the buggy line with spaces around `%`; its edits changed nothing twice, and
+    the next thought was asked for a fix "simpler to write", which the model read as the same plan."""
+    same = "Line 3 is wrong: it should read `return a - b`."
+    answers = [same, edit(3, "    return a - b"), edit(3, "return a-b"), PLAN, edit(3, "    return a + b")]
+    result, llm, harness = run("thought-patch", answers)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("patch", "syntax"), ("patch", "syntax"),
+                                                              ("patch", "passed")]
+    replan = llm.calls[3][-1].content
+    assert "fix leaves the function as it was" in replan and "simpler to write" not in replan
+    assert len(harness.checked) == 1, "an edit that changes nothing is never run"
+
+
 def test_an_edit_names_its_line_by_text():
     said = json.dumps({"edits": [{"op": "replace", "line": "return a - b", "code": "    return a + b"}]})
     result, _, _ = run("thought-patch", [PLAN, said])
@@ -289,7 +302,7 @@ class SchemaRecordingLLM(ScriptedLLM):
 
 
 def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
-    llm = SchemaRecordingLLM([PLAN, edit(3, "    return a + b")])
+    llm = SchemaRecordingLLM(["It subtracts; it should add.", edit(3, "    return a + b")])  # naming no line
     ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY),
                        briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"),
                        options=RepairOptions(agent="thought-patch"))
@@ -300,6 +313,17 @@ def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
     assert (plan_schema is None
             and replace["properties"]["line"]["enum"] == lines == delete["properties"]["line"]["enum"])
     assert insert["properties"]["after"]["enum"] == ["def add(a, b):", *lines]  # inserting after the def line is fine
+
+
+def test_the_patch_may_replace_only_the_lines_its_plan_names():
+    """Python/130: the plans were about the odd case's line, the edits replaced the even case's line."""
+    llm = SchemaRecordingLLM(["`return a - b` subtracts: make it `return a + b`.", edit(3, "    return a + b")])
+    ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY),
+                       briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"),
+                       options=RepairOptions(agent="thought-patch"))
+    assert repair(ctx).status == "fixed"
+    replace, insert, _ = llm.schemas[1]["properties"]["edits"]["items"]["anyOf"]
+    assert replace["properties"]["line"]["enum"] == ["return a - b"] and len(insert["properties"]["after"]["enum"]) == 3
 
 
 def test_an_earlier_attempt_is_summed_up_by_its_failed_assertion_not_its_location():

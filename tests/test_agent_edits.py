@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bot.agent.edits import EditError, anchors, apply_edits, edit_schema, numbered, parse_edits
+from bot.agent.edits import EditError, anchors, apply_edits, edit_schema, numbered, parse_edits, quoted
 
 # The function as the thought-patch agent shows it: without its docstring, numbered 1..n.
 SOURCE = '''def total(xs):
@@ -38,6 +38,24 @@ def test_lines_are_named_by_their_text_and_by_their_number_where_two_read_the_sa
                               "return 1  # line 5": 5}
     replace = edit_schema(TWICE)["properties"]["edits"]["items"]["anyOf"][0]
     assert "def f(x):" not in replace["properties"]["line"]["enum"], "the def line is never replaced"
+
+
+def test_a_plan_names_lines_by_number_by_text_or_by_a_quoted_part():
+    assert quoted(SOURCE, "Line 4 tests the wrong sign.") == ["if x < 0:"]
+    assert quoted(SOURCE, "The loop `for x in  xs:` is fine; `x < 0` should be `x > 0`.") == ["for x in xs:",
+                                                                                               "if x < 0:"]
+    assert quoted(SOURCE, "It should return\n   out\nat the end.") == ["return out"], "line breaks are spaces"
+    assert quoted(SOURCE, "The sum starts wrong; `x` is each item.") == [], "a part shorter than 3 names nothing"
+
+
+def test_a_plan_s_lines_are_the_only_ones_its_edit_may_replace_or_delete():
+    def enums(lines: list[str]) -> list[list[str]]:
+        items = edit_schema(SOURCE, lines)["properties"]["edits"]["items"]["anyOf"]
+        return [item["properties"].get("line", item["properties"].get("after"))["enum"] for item in items]
+    replace, insert, delete = enums(["if x < 0:"])
+    assert replace == delete == ["if x < 0:"] and insert == list(anchors(SOURCE)), "inserting stays free"
+    assert enums([])[0] == enums(["def total(xs):"])[0] == ["out = 0", "for x in xs:", "if x < 0:", "out += x",
+                                                            "return out"], "no body line named: all of them"
 
 
 def test_line_names_hold_only_what_llama_cpp_s_grammar_converter_escapes_correctly():

@@ -15,6 +15,7 @@ import json
 import re
 import textwrap
 from collections import Counter
+from collections.abc import Collection
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
@@ -73,13 +74,31 @@ def _spelled(text: str) -> str:
     return "".join(c if " " <= c <= "~" else "?" for c in text)
 
 
-def edit_schema(source: str) -> dict[str, Any]:
+def quoted(source: str, plan: str) -> list[str]:
+    """The lines of `source` (as `anchors` names them) that a fix plan names: by number (`line 5`), by their
+    text, or by a `quoted` part of it. The plan's fix (the new text) may match other lines too, which only widens
+    the set."""
+    said = _spelled(" ".join(plan.split()))
+    parts = [_spelled(" ".join(p.split())) for p in re.findall(r"`([^`\n]+)`", plan)]
+    numbers = {int(n) for n in re.findall(r"\blines? (\d+)", plan, re.I)}
+    named = []
+    for name, n in anchors(source).items():
+        text = " ".join(name.split("  # line ")[0].split())
+        if n in numbers or (len(text) >= 4 and text in said) or any(len(p) >= 3 and p in text for p in parts):
+            named.append(name)
+    return named
+
+
+def edit_schema(source: str, lines: Collection[str] = ()) -> dict[str, Any]:
     """The JSON Schema of an answer that can be applied to `source`: ops from the set, each naming a line of the
     function by its text (`anchors`), never the `def` line (insert after it is fine), at most MAX_EDITS edits.
     A backend that samples under it cannot write prose, a line the function does not have or a misspelt op; what
-    a schema cannot say (no overlap, code that parses) is still checked when the edits are applied."""
+    a schema cannot say (no overlap, code that parses) is still checked when the edits are applied. Given the
+    `lines` a plan names (`quoted`), only those can be replaced or deleted: a plan about one line's fix was
+    written down, again and again, as an edit of the line next to it."""
     names = anchors(source)
     body = [name for name, n in names.items() if n > 1] or list(names)
+    body = [name for name in body if name in lines] or body
     code = {"type": "string"}
     items = [{"type": "object", "properties": {"op": {"const": "replace"}, "line": {"enum": body}, "code": code},
               "required": ["op", "line", "code"]},

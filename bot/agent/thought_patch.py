@@ -23,9 +23,9 @@ from langgraph.runtime import Runtime
 
 from ..llm.types import Message
 from . import prompts
-from .code import normalized_dump, split_docstring
+from .code import code_hash, normalized_dump, split_docstring
 from .context import AgentContext
-from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits
+from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits, quoted
 from .nodes import Graph, add_samples, ask, ask_many, candidate, repeat_boost, spent
 from .state import END, AgentState, Cost, Problem
 
@@ -47,6 +47,10 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
     last = state["attempts"][-1] if state["attempts"] else None
     if last is None:
         return f"The tests fail:\n{ctx.briefing.summary.strip()}"
+    if last.outcome == "syntax" and last.code is not None and code_hash(last.code) == code_hash(_view(ctx)):
+        return ("The last plan's fix leaves the function as it was: the line it names already reads the way the plan "
+                "says it should. So that line is not the bug, or the plan did not say what it must become: find the "
+                "root cause again, and give the wrong line's corrected text exactly.")
     if last.outcome in ("syntax", "signature"):
         reason = last.feedback.splitlines()[0] if last.feedback else "it did not apply"
         return (f"The last plan could not be turned into an edit that applies ({reason}). Find a fix that is "
@@ -74,17 +78,19 @@ def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
 
 
 def _applied(view: str, text: str) -> tuple[str | None, Problem | None, str]:
-    """The function the answer's edits give, or why there is none (for the model: it reads the reason)."""
+    """The function the answer's edits give, or why there is none (for the model: it reads the reason). An edit
+    that changes nothing keeps its code (the function as it was), so the next thought can say so."""
     try:
         code = apply_edits(view, parse_edits(text, view))
-        if normalized_dump(code) == normalized_dump(view):  # the plan may be right: its edit copied the line
-            raise EditError("that edit leaves the function as it was; write the line as the fix says it should read")
+        unchanged = normalized_dump(code) == normalized_dump(view)  # the plan may be right: its edit copied the line
     except EditError as exc:
         return None, "patch", str(exc)
     except SyntaxError as exc:
         bad = (exc.text or "").rstrip()  # the line itself: the error alone got the same edit back, again and again
         return None, "syntax", (f"the edited function does not parse: line {exc.lineno}: {exc.msg}"
                                 + (f"\n    {bad}" if bad else ""))
+    if unchanged:
+        return code, "patch", "that edit leaves the function as it was; write the line as the fix says it should read"
     return code, None, ""
 
 
@@ -99,14 +105,13 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     turns = state.get("patch_turns", [])
     plan = state.get("plan", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    schema = edit_schema(view)
-    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=schema,
+    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=_schema(view, plan),
                      retry=_absorbed(state))
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=_said(plan, done.text))
     update["plan_cost"] = Cost()  # counted once, in this attempt
     if state.get("plan_samples") and not turns:
-        update = _sampled(update, state, ctx, view, schema)
+        update = _sampled(update, state, ctx, view)
     pending = update["pending"]
     assert pending is not None
     if pending.problem is not None and _absorbed(state) < FREE_UNTESTABLE:  # recorded, not counted: asked again
@@ -116,13 +121,17 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     return update
 
 
-def _sampled(update: AgentState, state: AgentState, ctx: AgentContext, view: str, schema: dict[str, Any]
-             ) -> AgentState:
+def _schema(view: str, plan: list[Message]) -> dict[str, Any]:
+    """The edits the plan's patch may be: of the lines the plan names, when it names any (`edits.quoted`)."""
+    return edit_schema(view, quoted(view, plan[-1].content) if plan else ())
+
+
+def _sampled(update: AgentState, state: AgentState, ctx: AgentContext, view: str) -> AgentState:
     """The other plans of the thought (--samples), each turned into its edit as the first plan was (the plan is
     the sample; its edit is written at the schedule's temperature), tested with the first in one batch."""
     plans = state["plan_samples"]
-    edits = [ask(prompts.patch(plan), state, ctx, repeat_boost(state), schema=schema, retry=_absorbed(state))
-             for plan in plans]
+    edits = [ask(prompts.patch(plan), state, ctx, repeat_boost(state), schema=_schema(view, plan),
+                 retry=_absorbed(state)) for plan in plans]
     said = [_said(plan, done.text) for plan, (done, _) in zip(plans, edits)]
     return {**add_samples(update, edits, state, ctx, lambda done: _applied(view, done.text), said),
             "plan_samples": []}
