@@ -75,18 +75,25 @@ def _spelled(text: str) -> str:
 
 
 def quoted(source: str, plan: str) -> list[str]:
-    """The lines of `source` (as `anchors` names them) that a fix plan names: by number (`line 5`), by their
-    text, or by a `quoted` part of it. The plan's fix (the new text) may match other lines too, which only widens
-    the set."""
-    said = _spelled(" ".join(plan.split()))
-    parts = [_spelled(" ".join(p.split())) for p in re.findall(r"`([^`\n]+)`", plan)]
+    """The lines of `source` (as `anchors` names them) that a fix plan names: by their text or a `quoted` part of
+    it, spaces aside (`i %3` names `elif i%3 != 0:`); else by number (`line 5`), which a small model miscounts
+    more often than it misquotes. The plan's fix (the new text) may match other lines too, which only widens the
+    set."""
+    said = _squeezed(plan)
+    parts = [_squeezed(p) for p in re.findall(r"`([^`\n]+)`", plan)]
+    names = anchors(source)
+    texts = {name: _squeezed(name.split("  # line ")[0]) for name in names}
+    named = [name for name, text in texts.items()
+             if (len(text) >= 4 and text in said) or any(len(p) >= 3 and p in text for p in parts)]
+    if named:
+        return named
     numbers = {int(n) for n in re.findall(r"\blines? (\d+)", plan, re.I)}
-    named = []
-    for name, n in anchors(source).items():
-        text = " ".join(name.split("  # line ")[0].split())
-        if n in numbers or (len(text) >= 4 and text in said) or any(len(p) >= 3 and p in text for p in parts):
-            named.append(name)
-    return named
+    return [name for name, n in names.items() if n in numbers]
+
+
+def _squeezed(text: str) -> str:
+    """Text as `quoted` compares it: spelled as line names are (`_spelled`), without whitespace."""
+    return _spelled("".join(text.split()))
 
 
 def edit_schema(source: str, lines: Collection[str] = ()) -> dict[str, Any]:
