@@ -301,13 +301,19 @@ class SchemaRecordingLLM(ScriptedLLM):
         return ScriptedLLM.complete(self, messages, **options)
 
 
-def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
-    llm = SchemaRecordingLLM(["It subtracts; it should add.", edit(3, "    return a + b")])  # naming no line
+def schemas_of(plan: str) -> list[dict | None]:
+    """The schemas of a thought-patch run's two calls, the plan's and its patch's (which fixes the function)."""
+    llm = SchemaRecordingLLM([plan, edit(3, "    return a + b")])
     ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY),
                        briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"),
                        options=RepairOptions(agent="thought-patch"))
     assert repair(ctx).status == "fixed"
-    plan_schema, patch_schema = llm.schemas  # the plan is prose; the patch's lines are those of the view:
+    return llm.schemas
+
+
+def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
+    plan_schema, patch_schema = schemas_of("It subtracts; it should add.")  # naming no line
+    # the plan is prose; the patch's lines are those of the view:
     replace, insert, delete = patch_schema["properties"]["edits"]["items"]["anyOf"]  # def, comment, return
     lines = ["# keep this comment", "return a - b"]  # named by their text, without indentation
     assert (plan_schema is None
@@ -317,12 +323,9 @@ def test_the_patch_is_asked_for_under_a_schema_of_this_function_s_lines():
 
 def test_the_patch_may_replace_only_the_lines_its_plan_names():
     """Python/130: the plans were about the odd case's line, the edits replaced the even case's line."""
-    llm = SchemaRecordingLLM(["`return a - b` subtracts: make it `return a + b`.", edit(3, "    return a + b")])
-    ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", BUGGY),
-                       briefing=Briefing("assert add(2, 3) == 5", tests="assert add(2, 3) == 5"),
-                       options=RepairOptions(agent="thought-patch"))
-    assert repair(ctx).status == "fixed"
-    replace, insert, _ = llm.schemas[1]["properties"]["edits"]["items"]["anyOf"]
+    patch_schema = schemas_of("`return a - b` subtracts: make it `return a + b`.")[1]
+    assert patch_schema is not None
+    replace, insert, _ = patch_schema["properties"]["edits"]["items"]["anyOf"]
     assert replace["properties"]["line"]["enum"] == ["return a - b"] and len(insert["properties"]["after"]["enum"]) == 3
 
 

@@ -82,7 +82,8 @@ def quoted(source: str, plan: str) -> list[str]:
     said = _squeezed(plan)
     parts = [_squeezed(p) for p in re.findall(r"`([^`\n]+)`", plan)]
     names = anchors(source)
-    texts = {name: _squeezed(name.split("  # line ")[0]) for name in names}
+    lines = source.splitlines()
+    texts = {name: _squeezed(lines[n - 1]) for name, n in names.items()}
     named = [name for name, text in texts.items()
              if (len(text) >= 4 and text in said) or any(len(p) >= 3 and p in text for p in parts)]
     if named:
