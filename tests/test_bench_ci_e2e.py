@@ -3,18 +3,10 @@ FixResult, and the RESULTS.md section. No Docker and no model: the bench itself 
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest
-
-from bot.fix.result import FixResult, RunSummary, TargetRepair, Timings
-from bot.fix.types import CodeTarget
-
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))  # the benches are scripts that import each other from bench/
-
-from ci_e2e_parts import (  # noqa: E402
+from ci_e2e_parts import (
     FIX_GROUP,
     LOG_READ_GROUP,
     PUBLISH_GROUP,
@@ -26,6 +18,11 @@ from ci_e2e_parts import (  # noqa: E402
     parse_parts,
     update_results_md,
 )
+
+from bot.fix.result import FixResult, RunSummary, TargetRepair, Timings
+from bot.fix.types import CodeTarget
+
+REPO = Path(__file__).resolve().parents[1]
 
 TARGET = CodeTarget("gradebook.py", "letter_grade", 10, 20, 1.0)
 

@@ -11,14 +11,12 @@ from pathlib import Path
 
 import psutil
 import pytest
+import realbugs
+from realbugs_corpus import BenchError, Bug, Bundles, load_manifest, select
+from realbugs_report import summarize, update_results_md
+from realbugs_score import changed_spans, identical, score_bug, spans_between
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))  # the benches are scripts that import each other from bench/
-
-import realbugs  # noqa: E402
-from realbugs_corpus import BenchError, Bug, Bundles, load_manifest, select  # noqa: E402
-from realbugs_report import summarize, update_results_md  # noqa: E402
-from realbugs_score import changed_spans, identical, score_bug, spans_between  # noqa: E402
 
 
 def git(*args: str, cwd: Path) -> str:

@@ -3,16 +3,11 @@ comparison with another run's records."""
 from __future__ import annotations
 
 import json
-import sys
-from pathlib import Path
 
-REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))  # the benches are scripts that import each other from bench/
+import realbugs_locate
+from realbugs_locate import code_changes, is_developers
 
-import realbugs_locate  # noqa: E402
-from realbugs_locate import code_changes, is_developers  # noqa: E402
-
-from bot.fix.types import CodeTarget  # noqa: E402
+from bot.fix.types import CodeTarget
 
 
 def test_a_class_attribute_counts_as_the_class_body_the_developers_changed():

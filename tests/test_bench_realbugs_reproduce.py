@@ -8,12 +8,10 @@ import sys
 from pathlib import Path
 
 import pytest
+import realbugs
+from realbugs_corpus import Bug
 
 REPO = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(REPO / "bench"))  # the benches are scripts that import each other from bench/
-
-import realbugs  # noqa: E402
-from realbugs_corpus import Bug  # noqa: E402
 
 
 @pytest.fixture(scope="module")
