@@ -126,10 +126,7 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
     except (SandboxError, UserError):  # the machine or the user's input: the run's to report, not this target's
         raise
     except Exception as exc:  # a bug of fixbot's own, in this target's repair: the other targets still get theirs
-        where = traceback.extract_tb(exc.__traceback__)[-1]
-        ctx.say(f"  fixbot failed on this target ({type(exc).__name__}: {exc}, at "
-                f"{Path(where.filename).name}:{where.lineno}); going on with the next. Please report it:\n"
-                + "".join(traceback.format_exception(exc)).rstrip())
+        _report_internal_error(ctx, exc)
         return record("not_fixed", "internal_error")
     finally:
         ctx.tests_s += sum(run.duration_s for run in harness.runs)
@@ -140,6 +137,13 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
         ctx.say(f"  the model answered with {spans[0].qualname} unchanged {options.repair.budgets.unchanged} times: "
                 "it sees nothing to mend there; going on")
     return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
+
+
+def _report_internal_error(ctx: FixRun, exc: Exception) -> None:
+    where = traceback.extract_tb(exc.__traceback__)[-1]
+    ctx.say(f"  fixbot failed on this target ({type(exc).__name__}: {exc}, at "
+            f"{Path(where.filename).name}:{where.lineno}); going on with the next. Please report it:\n"
+            + "".join(traceback.format_exception(exc)).rstrip())
 
 
 def _excerpt(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
