@@ -214,6 +214,19 @@ def test_usage_errors_raise_only_when_strict(docker_sandbox):
     assert unselected.failed == {"<pytest>"} and not unselected.green
 
 
+
+def test_a_conftest_that_does_not_load_is_named_with_its_error_and_what_to_do(docker_sandbox):
+    """A conftest written for an older pytest (httpie's applies @pytest.fixture to a plugin's fixture, which
+    today's pytest refuses): pytest calls it a usage error, but the test command is not what is wrong."""
+    conftest = ("import pytest\n\n\n@pytest.fixture\ndef ca_bundle():\n    return 'ca.pem'\n\n\n"
+                "pytest.fixture(autouse=True)(ca_bundle)\n")
+    with pytest.raises(BadTestCommand) as refused:
+        run_tests(docker_sandbox, kth_repo(**{"tests/conftest.py": conftest}), TestCommand())
+    message = str(refused.value)
+    assert message.startswith("the project's tests/conftest.py does not load, so pytest runs no test: "), message
+    assert "ValueError: fixture is being applied more than once to the same function" in message
+    assert "/work/run-" not in message and "`setup:` in .github/fixbot.yml" in message
+
 def test_crashes_and_a_job_timeout_are_failed_runs(docker_sandbox):
     """An interpreter that dies (os._exit, a segfault, the memory limit) or a job that outlives its timeout: the
     selected tests failed, the output stays for the feedback."""

@@ -38,6 +38,9 @@ FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--continue-on-c
                 "--color=no")
 USAGE_ERROR = 4  # pytest's exit code for bad arguments
 NO_TESTS = 5  # pytest's exit code when it collected nothing
+# pytest's report of a conftest that raised on import (a usage error to pytest), path made relative to the run's
+# work dir (/work/run-XXXX/<job>/ in the sandbox)
+BROKEN_CONFTEST = re.compile(r"ImportError while loading conftest '(?:[^']*?/run-[^/']+/\d+/)?(?P<path>[^']+)'\.?")
 log = logging.getLogger(__name__)
 
 
@@ -183,6 +186,14 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
 def _refuse(result: RunResult, output: str) -> None:
     """The user's command is wrong (checked before repairing starts): a usage error, no tests, no pytest."""
     if result.exit_code == USAGE_ERROR:
+        conftest = BROKEN_CONFTEST.search(output)
+        if conftest:
+            raise BadTestCommand(
+                f"the project's {conftest['path']} does not load, so pytest runs no test: "
+                f"{_last_lines(output[conftest.end():], 4)} "
+                "-- when it fails inside an installed package, the project may need an older release of it: "
+                "`fixbot env PATH` lists what is installed; pin a version with --setup or `setup:` in "
+                ".github/fixbot.yml (docs/environment.md)")
         raise BadTestCommand("pytest refused the test command: " + _last_lines(output))
     if result.exit_code == NO_TESTS:
         raise NoTests("pytest collected no tests (give the tests' location with --test-cmd \"pytest tests/\")")
