@@ -307,6 +307,26 @@ def test_the_tests_run_on_the_python_the_project_needs(built, files, python):
     assert len(run.passed) == 1 and not run.failed, run
 
 
+
+def test_a_project_on_pytest_3_has_its_class_tests_named_as_today(built):
+    """pytest before 4 names a test of a class `t.py::TestX::()::test_y`, JUnit XML `t.py::TestX::test_y`: one
+    failing test must count once, by the id a selection finds again (httpie's tests need pytest < 3.6)."""
+    from bot.fix.testrun import TestCommand, run_tests
+
+    tests = ("class TestSign:\n    def test_positive(self):\n        assert 1 > 0\n\n"
+             "    def test_negative(self):\n        assert -1 > 0\n")
+    project = checkout({"test_sign.py": tests, "conftest.py": unique()})
+    env = built(project, EnvRequest(python="3.9", setup=('pip install "pytest==3.5.1"',)))
+    assert versions(env.image, "pytest") == {"pytest": "3.5.1"}
+    failing = "test_sign.py::TestSign::test_negative"
+    with open_sandbox("docker", image=env.image, pool_size=1) as sb:
+        run = run_tests(sb, project.files, TestCommand.parse("pytest"), pythonpath=env.pythonpath, coverage=True)
+        again = run_tests(sb, project.files, TestCommand.parse("pytest"), pythonpath=env.pythonpath,
+                          select=[failing])
+    assert run.failed == {failing} and run.passed == {"test_sign.py::TestSign::test_positive"}, run.output
+    assert [f.test_id for f in run.failures] == [failing] and set(run.durations) == run.passed | run.failed
+    assert again.failed == {failing} and not again.passed, again.output
+
 def test_no_available_python_is_one_line_naming_both(built):
     from bot.fix.python_choice import NoSuitablePython
 

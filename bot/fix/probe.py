@@ -60,6 +60,16 @@ class TestTimeout(BaseException):
     __test__ = False
 
 
+def _modern(nodeid):
+    """pytest before 4 names a class's tests through its instance (`t.py::TestX::()::test_y`) where JUnit XML and
+    later pytest say `t.py::TestX::test_y`: one test, one id, whichever pytest the project needs."""
+    return nodeid.replace("::()", "")
+
+
+def _by_modern(ids):
+    return {_modern(i): v for i, v in ids.items()}
+
+
 def _record(nodeid, outcome):
     # "failed"/"error" win over "passed" (a teardown error after a passing call fails the test)
     if _outcomes.get(nodeid) in WORSE and outcome in ("passed", "skipped"):
@@ -248,7 +258,7 @@ def _on_memory_stop(nodeid, frame):
 # --- selection and outcomes ---------------------------------------------------------------------------------
 
 def pytest_itemcollected(item):
-    _state["collected"].add(item.nodeid)
+    _state["collected"].add(_modern(item.nodeid))
 
 
 @pytest.hookimpl(trylast=True)
@@ -257,7 +267,7 @@ def pytest_collection_modifyitems(session, config, items):
     if selected is None:
         return
     modules = tuple(i + "::" for i in selected if "::" not in i)  # a module that failed to collect before
-    kept = [it for it in items if it.nodeid in selected or it.nodeid.startswith(modules)]
+    kept = [it for it in items if _modern(it.nodeid) in selected or it.nodeid.startswith(modules)]
     if len(kept) < len(items):
         keep = set(id(it) for it in kept)
         config.hook.pytest_deselected(items=[it for it in items if id(it) not in keep])
@@ -285,7 +295,7 @@ def pytest_terminal_summary(terminalreporter):
 def pytest_runtest_protocol(item, nextitem):
     cov = _state["cov"]
     if cov is not None:
-        cov.switch_context(item.nodeid)
+        cov.switch_context(_modern(item.nodeid))
 
 
 def pytest_runtest_logreport(report):
@@ -337,9 +347,10 @@ def _write(with_coverage):
     out = _state["out"]
     if not out:
         return
-    payload = {"rootdir": _state["rootdir"], "outcomes": dict(_outcomes), "durations": dict(_durations),
-               "timeouts": sorted(_timeouts), "stacks": dict(_stacks), "test_timeout": _state["limit"],
-               "memory": sorted(_memory), "memory_limit_mb": memory.threshold_mb(), "network": network.attempts()}
+    payload = {"rootdir": _state["rootdir"], "outcomes": _by_modern(_outcomes), "durations": _by_modern(_durations),
+               "timeouts": sorted(map(_modern, _timeouts)), "stacks": _by_modern(_stacks),
+               "test_timeout": _state["limit"], "memory": sorted(map(_modern, _memory)),
+               "memory_limit_mb": memory.threshold_mb(), "network": _by_modern(network.attempts())}
     if with_coverage and _state["cov"] is not None:
         payload["coverage"] = _coverage(_state["cov"], _state["rootdir"])
     tmp = out + ".tmp"
