@@ -136,6 +136,31 @@ def test_a_bug_of_fixbot_s_own_in_one_target_does_not_end_the_run(tmp_path, dock
     assert "fixbot failed on this target (RuntimeError: an unexpected bug" in out and "Traceback" in out
 
 
+
+CALC_BROKEN = "RATE = 0.2\n\n\ndef net(amount):\n    return amount * (1 - RATE\n\n\ndef gross(amount):\n" \
+              "    return amount / (1 - RATE)\n"
+CALC_CONFTEST = "import pytest\n\nimport calc\n\n\n@pytest.fixture\ndef rate():\n    return calc.RATE\n"
+CALC_TESTS = "import calc\n\n\ndef test_net(rate):\n    assert calc.net(100) == 100 * (1 - rate)\n\n\n" \
+             "def test_gross():\n    assert round(calc.gross(80), 6) == 100\n"
+
+
+def test_a_bug_that_keeps_the_conftest_from_loading_is_repaired_not_refused(tmp_path, docker_client, sandbox_image):
+    """pytest stops before any test when a conftest's import of the project raises (a usage error to pytest):
+    the conftest is then the failing test, the project's code that raised the target."""
+    root = tmp_path / "calc"
+    for path, text in {"calc.py": CALC_BROKEN, "tests/conftest.py": CALC_CONFTEST,
+                       "tests/test_calc.py": CALC_TESTS}.items():
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_text(text)
+    fixed = "def net(amount):\n    return amount * (1 - RATE)\n"
+    result, env = fix_example(docker_client, sandbox_image, root, ByNameLLM({"net": fixed}))
+    assert result.status == "fixed", result.message
+    assert [(f.test_id, f.file, f.line, f.error_type) for f in result.failures] == [
+        ("tests/conftest.py", "calc.py", 5, "SyntaxError")]
+    assert [r.target.qualname for r in result.repairs] == ["net"] and result.changed_lines == 1
+    after = suite_after_patch(root, result.diff, env.image, env.pythonpath)
+    assert after.green and after.passed == {"tests/test_calc.py::test_net", "tests/test_calc.py::test_gross"}
+
 def test_green_and_flaky_suites_have_nothing_to_fix(tmp_path, docker_client, sandbox_image):
     green = tmp_path / "green"
     (green / "tests").mkdir(parents=True)

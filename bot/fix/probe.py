@@ -273,12 +273,22 @@ def pytest_collection_modifyitems(session, config, items):
         config.hook.pytest_deselected(items=[it for it in items if id(it) not in keep])
         items[:] = kept
     modules_now = {c.split("::", 1)[0] for c in _state["collected"]}
+    loaded = _loaded_conftests(config)
     for nodeid in sorted(selected):
         if nodeid in _state["collected"] or nodeid in modules_now or nodeid in _outcomes:
+            continue
+        if nodeid in loaded:  # a conftest that did not load before (the project's code it imports raised)
+            _record(nodeid, "passed")
             continue
         broken = any(nodeid.startswith(b + "::") or nodeid.startswith(b + "/") for b in _state["broken"])
         _record(nodeid, "error" if broken else "missing")  # its module's collection error says why
 
+
+def _loaded_conftests(config):
+    """The conftest files pytest has imported, as paths relative to the rootdir."""
+    files = (getattr(plugin, "__file__", None) for plugin in config.pluginmanager.get_plugins())
+    return {os.path.relpath(f, _state["rootdir"]).replace(os.sep, "/") for f in files
+            if f and os.path.basename(f) == "conftest.py"}
 
 def pytest_sessionfinish(session, exitstatus):
     if any(o == "missing" for o in _outcomes.values()) and session.exitstatus in (0, 5):

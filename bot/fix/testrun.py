@@ -20,6 +20,7 @@ from bot.failures import Failure, Frame, ParseError, parse_junit, parse_pytest_o
 from bot.feedback import MEMORY_ERROR, NOT_COLLECTED, TIMEOUT_ERROR
 from sandbox import Job, Limits, RunResult, Sandbox
 
+from .broken_conftest import BrokenConftest, broken_conftest
 from .types import TestRun
 
 PROBE_DIR = ".fixbot-probe"
@@ -38,9 +39,6 @@ FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--continue-on-c
                 "--color=no")
 USAGE_ERROR = 4  # pytest's exit code for bad arguments
 NO_TESTS = 5  # pytest's exit code when it collected nothing
-# pytest's report of a conftest that raised on import (a usage error to pytest), path made relative to the run's
-# work dir (/work/run-XXXX/<job>/ in the sandbox)
-BROKEN_CONFTEST = re.compile(r"ImportError while loading conftest '(?:[^']*?/run-[^/']+/\d+/)?(?P<path>[^']+)'\.?")
 log = logging.getLogger(__name__)
 
 
@@ -153,6 +151,9 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
     output = (result.stdout + ("\n" + result.stderr if result.stderr.strip() else "")).strip()
     if result.oom_killed:  # the kill leaves no trace in pytest's own output; the feedback's tail shows this
         output += "\nfixbot: the sandbox killed the tests: they ran out of memory (a loop that keeps growing a list?)"
+    conftest = broken_conftest(output) if result.exit_code == USAGE_ERROR else None
+    if conftest is not None and conftest.in_project:
+        return _conftest_run(job, result, output, conftest)
     if strict:
         _refuse(result, output)
     try:
@@ -183,17 +184,21 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
                    network={i: tuple(hosts) for i, hosts in probe.get("network", {}).items()})
 
 
+def _conftest_run(job: Job, result: RunResult, output: str, conftest: BrokenConftest) -> TestRun:
+    """pytest stopped before any test because the project's code a conftest imports raises: the conftest is the
+    failing test (selected again, it passes once it loads; bot/fix/probe.py), and the tests selected with it did
+    not run."""
+    failed = frozenset({conftest.path} | _selection(job))
+    return TestRun(command=tuple(job.command), exit_code=result.exit_code, passed=frozenset(), failed=failed,
+                   failures=(conftest.failure,), duration_s=result.duration_s, output=output,
+                   timed_out=result.timed_out)
+
 def _refuse(result: RunResult, output: str) -> None:
     """The user's command is wrong (checked before repairing starts): a usage error, no tests, no pytest."""
     if result.exit_code == USAGE_ERROR:
-        conftest = BROKEN_CONFTEST.search(output)
-        if conftest:
-            raise BadTestCommand(
-                f"the project's {conftest['path']} does not load, so pytest runs no test: "
-                f"{_last_lines(output[conftest.end():], 4)} "
-                "-- when it fails inside an installed package, the project may need an older release of it: "
-                "`fixbot env PATH` lists what is installed; pin a version with --setup or `setup:` in "
-                ".github/fixbot.yml (docs/environment.md)")
+        conftest = broken_conftest(output)
+        if conftest is not None:
+            raise BadTestCommand(conftest.refusal())
         raise BadTestCommand("pytest refused the test command: " + _last_lines(output))
     if result.exit_code == NO_TESTS:
         raise NoTests("pytest collected no tests (give the tests' location with --test-cmd \"pytest tests/\")")
