@@ -201,6 +201,20 @@ def test_ci_log_with_colours_matches_plain_output(runs):
     assert parse_ci_log(log.decode("utf-8", errors="replace")) == failures
 
 
+
+def test_ci_log_of_a_conftest_that_does_not_load_names_it_and_the_code_that_raised(tmp_path):
+    """pytest stops before any test (exit 4, no session header, no summary) when a conftest's import raises."""
+    project = write_project(tmp_path / "p", {"calc.py": "def net(x):\n    return (x\n",
+                                             "tests/conftest.py": "import calc\n", "tests/test_calc.py": PASSING})
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST_")}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider"], cwd=project, env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 4 and "ImportError while loading conftest" in proc.stdout + proc.stderr
+    [failure] = parse_ci_log(github_log(proc.stdout + proc.stderr), root=str(project))
+    assert (failure.test_id, failure.file, failure.line, failure.error_type) == (
+        "tests/conftest.py", "calc.py", 2, "SyntaxError")
+    assert [(f.path, f.line) for f in failure.traceback][-2:] == [("tests/conftest.py", 1), ("calc.py", 2)]
+
 def test_not_test_output_raises():
     with pytest.raises(ParseError, match="no pytest output"):
         parse_pytest_output("hello\nworld\n")

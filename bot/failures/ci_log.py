@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from bot.failures.pytest_output import parse_pytest_output
+from bot.failures.pytest_output import parse_conftest_error, parse_pytest_output
 from bot.failures.types import Failure, ParseError
 from bot.failures.unittest_output import parse_unittest_output
 
@@ -38,6 +38,10 @@ def parse_ci_log(log: bytes | str, root: str | None = None) -> list[Failure]:
             failures += parse(text, root=root)
         except ParseError:
             continue
+        readable = True
+    conftest = parse_conftest_error(text, root)  # pytest stopped before any test: no session, no summary
+    if conftest is not None:
+        failures.append(conftest)
         readable = True
     if not readable:
         raise ParseError("CI log: no pytest or unittest output found (no pytest session or summary, no unittest "

@@ -17,6 +17,7 @@ _SUMMARY = re.compile(r"^(?P<kind>FAILED|ERROR) (?P<id>.+?)(?: - (?P<msg>.*))?$"
 _VERBOSE = re.compile(r"^(?P<id>\S+::\S.*?) (?:FAILED|ERROR)(?:\s+\[\s*\d+%\])?$")
 _ROOTDIR = re.compile(r"^rootdir: (?P<root>.+?)(?:, (?:configfile|inifile|testpaths|plugins): .*)?$")
 _STATS = re.compile(r"\b\d+ (?:failed|passed|errors?|skipped|xfailed|xpassed|deselected)\b.* in \d+(?:\.\d+)?s\b")
+_CONFTEST = re.compile(r"^ImportError while loading conftest '(?P<path>[^']+)'\.?$")
 _REPORT_SECTIONS = {"FAILURES", "ERRORS"}
 _KNOWN_SECTIONS = _REPORT_SECTIONS | {"test session starts", "short test summary info", "PASSES", "warnings summary"}
 
@@ -63,6 +64,17 @@ def parse_pytest_output(text: str, root: str | None = None) -> list[Failure]:
             failures.append(_from_summary(test_id, msg, root))
     return _dedupe(failures)
 
+
+
+def parse_conftest_error(text: str, root: str | None = None) -> Failure | None:
+    """pytest's report of a conftest that raised on import, which stops it before any test (a usage error): one
+    Failure whose test id is the conftest's path, relative to `root` when under it; None without such a report."""
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        m = _CONFTEST.match(line.strip())
+        if m:
+            return parse_report(relativize(m["path"], root), lines[i + 1:], root)
+    return None
 
 def _scan(lines: list[str], cut: bool) -> tuple[list[ReportBlock], dict[str, str | None], bool]:
     """One pass: report blocks, summary ids → message, and whether this is pytest at all."""

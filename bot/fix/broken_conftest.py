@@ -9,12 +9,12 @@ import re
 from dataclasses import dataclass
 
 from bot.failures import Failure
-from bot.failures.traceback import parse_report
+from bot.failures.pytest_output import parse_conftest_error
 
 from .paths import is_test_path
 
 # The runner's work dir (/work/run-XXXX/<job index>) is the root the traceback's paths are relative to.
-_LOADING = re.compile(r"ImportError while loading conftest '(?:(?P<root>[^']*?/run-[^/']+/\d+)/)?(?P<path>[^']+)'\.?")
+_RUN_ROOT = re.compile(r"ImportError while loading conftest '(?P<root>[^']*?/run-[^/']+/\d+)/")
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -34,12 +34,12 @@ class BrokenConftest:
 
 def broken_conftest(output: str) -> BrokenConftest | None:
     """The conftest pytest could not load, if that is why it stopped (with a usage error)."""
-    match = _LOADING.search(output)
-    if match is None:
+    root = _RUN_ROOT.search(output)
+    failure = parse_conftest_error(output, root["root"] if root else None)
+    if failure is None:
         return None
-    report = output[match.end():]
-    failure = parse_report(match["path"], report.splitlines(), match["root"])
     project = [frame.path for frame in failure.traceback if not frame.path.startswith(("/", "<"))]
     raised_in = project[-1] if project else None  # the innermost frame in the checkout
-    return BrokenConftest(path=match["path"], failure=failure, report=report,
+    report = output.partition("ImportError while loading conftest")[2].partition("\n")[2]
+    return BrokenConftest(path=failure.test_id, failure=failure, report=report,
                           in_project=raised_in is not None and not is_test_path(raised_in))
