@@ -157,6 +157,7 @@ def test_a_bug_that_keeps_the_conftest_from_loading_is_repaired_not_refused(tmp_
     assert result.status == "fixed", result.message
     assert [(f.test_id, f.file, f.line, f.error_type) for f in result.failures] == [
         ("tests/conftest.py", "calc.py", 5, "SyntaxError")]
+    assert 'File "calc.py", line 5' in (result.failures[0].message or ""), "the sandbox's work dir is not shown"
     assert [r.target.qualname for r in result.repairs] == ["net"] and result.changed_lines == 1
     after = suite_after_patch(root, result.diff, env.image, env.pythonpath)
     assert after.green and after.passed == {"tests/test_calc.py::test_net", "tests/test_calc.py::test_gross"}

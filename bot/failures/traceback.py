@@ -101,6 +101,8 @@ def _assemble(test_id: str, frames: list[Frame], e_lines: list[str], location_ty
                 assertion = rest[0].strip() if rest and rest[0].strip() else None
                 frames.append(Frame(file, line, "<module>", assertion))
                 break
+    if root:  # `File "/work/run-x/0/calc.py", line 5` of a SyntaxError: the project's path, as in the frames
+        text = text.replace(root.rstrip("/") + "/", "")
     if len(text) > MESSAGE_CAP:
         text = text[:MESSAGE_CAP] + "\n…"
     return Failure(test_id=test_id, file=file, line=line, assertion=assertion, expected=expected, actual=actual,
