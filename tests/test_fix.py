@@ -144,23 +144,26 @@ CALC_TESTS = "import calc\n\n\ndef test_net(rate):\n    assert calc.net(100) == 
              "def test_gross():\n    assert round(calc.gross(80), 6) == 100\n"
 
 
-def test_a_bug_that_keeps_the_conftest_from_loading_is_repaired_not_refused(tmp_path, docker_client, sandbox_image):
-    """pytest stops before any test when a conftest's import of the project raises (a usage error to pytest):
-    the conftest is then the failing test, the project's code that raised the target."""
+@pytest.mark.parametrize("tests", ["tests", "tests/unit"])
+def test_a_bug_that_keeps_the_conftest_from_loading_is_repaired_not_refused(tests, tmp_path, docker_client,
+                                                                          sandbox_image):
+    """A conftest whose import of the project raises: pytest stops before any test when it is one pytest loads
+    first (`tests/conftest.py`: a usage error), and reports a collection error of the session or the directory
+    when it is deeper. Either way the conftest is the failing test, the project's code that raised the target."""
     root = tmp_path / "calc"
-    for path, text in {"calc.py": CALC_BROKEN, "tests/conftest.py": CALC_CONFTEST,
-                       "tests/test_calc.py": CALC_TESTS}.items():
+    for path, text in {"calc.py": CALC_BROKEN, f"{tests}/conftest.py": CALC_CONFTEST,
+                       f"{tests}/test_calc.py": CALC_TESTS}.items():
         (root / path).parent.mkdir(parents=True, exist_ok=True)
         (root / path).write_text(text)
     fixed = "def net(amount):\n    return amount * (1 - RATE)\n"
     result, env = fix_example(docker_client, sandbox_image, root, ByNameLLM({"net": fixed}))
     assert result.status == "fixed", result.message
     assert [(f.test_id, f.file, f.line, f.error_type) for f in result.failures] == [
-        ("tests/conftest.py", "calc.py", 5, "SyntaxError")]
+        (f"{tests}/conftest.py", "calc.py", 5, "SyntaxError")]
     assert 'File "calc.py", line 5' in (result.failures[0].message or ""), "the sandbox's work dir is not shown"
     assert [r.target.qualname for r in result.repairs] == ["net"] and result.changed_lines == 1
     after = suite_after_patch(root, result.diff, env.image, env.pythonpath)
-    assert after.green and after.passed == {"tests/test_calc.py::test_net", "tests/test_calc.py::test_gross"}
+    assert after.green and after.passed == {f"{tests}/test_calc.py::test_net", f"{tests}/test_calc.py::test_gross"}
 
 def test_green_and_flaky_suites_have_nothing_to_fix(tmp_path, docker_client, sandbox_image):
     green = tmp_path / "green"

@@ -29,6 +29,7 @@ import contextlib
 import faulthandler
 import json
 import os
+import re
 import signal
 import sys
 import threading
@@ -52,6 +53,7 @@ SKIP_PARTS = ("tests", "test", "testing")
 WORSE = ("failed", "error", "missing")
 COLLECT_LIMIT_S = 30.0  # a module's import may take longer than one test (heavy dependencies)
 WATCHDOG_POLL_S = 0.25
+CONFTEST_FRAME = re.compile(r"^(\S*conftest\.py):\d+:", re.M)  # a traceback entry's location, rootdir-relative
 
 
 class TestTimeout(BaseException):
@@ -308,6 +310,14 @@ def pytest_runtest_protocol(item, nextitem):
         cov.switch_context(_modern(item.nodeid))
 
 
+def _failed_conftest(report):
+    """The conftest whose import failed while a directory (or, before pytest 8, the whole session) was collected,
+    as its path: a test id that selects it again, where the directory's or the session's id would not."""
+    if report.nodeid.endswith(".py") or "::" in report.nodeid:
+        return None
+    match = CONFTEST_FRAME.search(str(report.longrepr))
+    return match.group(1) if match else None
+
 def pytest_runtest_logreport(report):
     if report.failed:
         _record(report.nodeid, "failed" if report.when == "call" else "error")
@@ -320,8 +330,10 @@ def pytest_runtest_logreport(report):
         _durations[report.nodeid] = round(report.duration, 4)
 
 
+@pytest.hookimpl(tryfirst=True)  # the node id it may set is the one JUnit XML and the terminal then report
 def pytest_collectreport(report):
     if report.failed:
+        report.nodeid = _failed_conftest(report) or report.nodeid
         _record(report.nodeid or "<collection>", "error")
         _state["broken"].append(report.nodeid)
         _note_stopped(report.nodeid)
