@@ -165,6 +165,39 @@ def test_a_bug_that_keeps_the_conftest_from_loading_is_repaired_not_refused(test
     after = suite_after_patch(root, result.diff, env.image, env.pythonpath)
     assert after.green and after.passed == {f"{tests}/test_calc.py::test_net", f"{tests}/test_calc.py::test_gross"}
 
+
+STATS = '''def mean(values):
+    """The arithmetic mean.
+
+    >>> mean([1, 2, 3, 4])
+    2.5
+    """
+    return sum(values) / (len(values) + 1)
+'''
+
+
+@pytest.mark.parametrize("answer", ["cheat", "fix"])
+def test_a_failing_doctest_is_repaired_in_the_code_never_in_its_docstring(answer, tmp_path, docker_client,
+                                                                          sandbox_image):
+    """pytest's --doctest-modules: the failing test is `stats.py::stats.mean`, in the module to repair. An answer
+    that rewrites the expected output instead passes nothing: the agent puts the original docstring back in
+    (bot/agent/code.py)."""
+    root = tmp_path / "stats"
+    root.mkdir()
+    (root / "stats.py").write_text(STATS)
+    (root / "pytest.ini").write_text("[pytest]\naddopts = --doctest-modules\n")
+    (root / "test_stats.py").write_text("from stats import mean\n\n\ndef test_zeros():\n    assert mean([0, 0]) == 0\n")
+    # the cheat: the expected output rewritten to what a code change that fixes nothing returns
+    answers = {"cheat": STATS.replace("    2.5\n", "    2.0\n").replace("(len(values) + 1)", "(1 + len(values))"),
+               "fix": "def mean(values):\n    return sum(values) / len(values)\n"}
+    result, _ = fix_example(docker_client, sandbox_image, root, ByNameLLM({"mean": answers[answer]}))
+    assert [f.test_id for f in result.failures] == ["stats.py::stats.mean"]
+    if answer == "cheat":
+        assert result.status == "not_fixed" and result.diff == "", result.diff
+        return
+    assert result.status == "fixed", result.message
+    assert result.diff.count("\n-    ") == 1 and "+    return sum(values) / len(values)" in result.diff
+
 def test_green_and_flaky_suites_have_nothing_to_fix(tmp_path, docker_client, sandbox_image):
     green = tmp_path / "green"
     (green / "tests").mkdir(parents=True)

@@ -62,6 +62,7 @@ def _to_failure(case, result, root: str | None) -> Failure:
         line = int(line_attr) + 1 if line_attr and line_attr.isdigit() else None
         failure = replace(failure, file=relativize(file_attr, root), line=line)
     if failure.message is None and message:
+        message = message.replace(root.rstrip("/") + "/", "") if root else message  # the project's paths
         actual, expected = comparison(message)
         failure = replace(failure, message=message, actual=actual, expected=expected)
     if failure.error_type is None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import PurePosixPath
 
 from bot.failures import Failure
 
@@ -72,9 +73,18 @@ def _command_roots(command: TestCommand, files: Mapping[str, bytes]) -> tuple[st
 
 
 def test_roots(work: Work, command: TestCommand) -> tuple[str, ...]:
-    """Where the tests are: the test command's paths and the failing tests' files (never a target)."""
-    failing_files = tuple(sorted({t.partition("::")[0] for t in work.remaining}))
+    """Where the tests are: the test command's paths and the failing tests' files (never a target), except a
+    module whose docstrings' examples are the failing tests (its functions are the code they test)."""
+    failing_files = tuple(sorted({t.partition("::")[0] for t in work.remaining if not is_doctest(t)}))
     return _command_roots(command, work.files) + failing_files
+
+
+def is_doctest(test_id: str) -> bool:
+    """`calc.py::calc.mean`, `pkg/calc.py::pkg.calc`: pytest's id for a module's doctest names the docstring's
+    owner by its dotted path, which holds the module's own name; a test function's does not (`t.py::TestX::y`)."""
+    path, _, name = test_id.partition("::")
+    name = name.split("[", 1)[0]
+    return path.endswith(".py") and "::" not in name and PurePosixPath(path).stem in name.split(".")
 
 
 
