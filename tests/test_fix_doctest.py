@@ -7,6 +7,7 @@ from bot.fix.work import is_doctest
 
 def test_doctest_ids_are_told_from_test_functions():
     assert is_doctest("calc.py::calc.mean") and is_doctest("src/pkg/calc.py::pkg.calc.Stats.mean")
-    assert is_doctest("calc.py::calc")  # the module's own docstring
+    assert not is_doctest("calc.py::calc")  # the module's own docstring: no function of it to repair
     assert not is_doctest("tests/test_calc.py::test_mean") and not is_doctest("t.py::TestX::test_y")
+    assert not is_doctest("python_testcases/test_walk.py::test_walk")  # a test named like its module
     assert not is_doctest("tests/test_calc.py::test_mean[calc.x]") and not is_doctest("README.rst::README.rst")

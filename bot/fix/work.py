@@ -12,6 +12,7 @@ from .harness import with_code
 from .missing import MissingName, without_stubs
 from .pairs import PairKey
 from .patch import make_patch
+from .paths import is_test_path
 from .reproduce import CRASH, same_test
 from .result import BestAttempt, TargetRepair
 from .testrun import TestCommand
@@ -80,11 +81,13 @@ def test_roots(work: Work, command: TestCommand) -> tuple[str, ...]:
 
 
 def is_doctest(test_id: str) -> bool:
-    """`calc.py::calc.mean`, `pkg/calc.py::pkg.calc`: pytest's id for a module's doctest names the docstring's
-    owner by its dotted path, which holds the module's own name; a test function's does not (`t.py::TestX::y`)."""
+    """`calc.py::calc.mean`, `src/pkg/calc.py::pkg.calc.Stats.mean`: pytest's id for a doctest of a project
+    module names the docstring's owner by its dotted path, through the module's own name; a test's id does not
+    (`t.py::TestX::test_y`, and `tests/test_walk.py::test_walk` is in a test file)."""
     path, _, name = test_id.partition("::")
     name = name.split("[", 1)[0]
-    return path.endswith(".py") and "::" not in name and PurePosixPath(path).stem in name.split(".")
+    return (path.endswith(".py") and not is_test_path(path) and "::" not in name and "." in name
+            and PurePosixPath(path).stem in name.split(".")[:-1])
 
 
 
