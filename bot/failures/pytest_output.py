@@ -65,7 +65,6 @@ def parse_pytest_output(text: str, root: str | None = None) -> list[Failure]:
     return _dedupe(failures)
 
 
-
 def parse_conftest_error(text: str, root: str | None = None) -> Failure | None:
     """pytest's report of a conftest that raised on import, which stops it before any test (a usage error): one
     Failure whose test id is the conftest's path, relative to `root` when under it; None without such a report."""
@@ -75,6 +74,7 @@ def parse_conftest_error(text: str, root: str | None = None) -> Failure | None:
         if m:
             return parse_report(relativize(m["path"], root), lines[i + 1:], root)
     return None
+
 
 def _scan(lines: list[str], cut: bool) -> tuple[list[ReportBlock], dict[str, str | None], bool]:
     """One pass: report blocks, summary ids → message, and whether this is pytest at all."""

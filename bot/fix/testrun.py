@@ -193,6 +193,7 @@ def _conftest_run(job: Job, result: RunResult, output: str, conftest: BrokenConf
                    failures=(conftest.failure,), duration_s=result.duration_s, output=output,
                    timed_out=result.timed_out)
 
+
 def _refuse(result: RunResult, output: str) -> None:
     """The user's command is wrong (checked before repairing starts): a usage error, no tests, no pytest."""
     if result.exit_code == USAGE_ERROR:
