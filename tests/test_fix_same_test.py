@@ -1,0 +1,12 @@
+"""Which of the sandbox's test ids a CI log's id names (bot/fix/reproduce.py)."""
+from __future__ import annotations
+
+from bot.fix.reproduce import same_test
+
+
+def test_a_logged_id_names_the_same_test_across_rootdirs_classes_and_old_pytest():
+    here = "tests/test_x.py::TestX::test_y"
+    assert same_test(here, here) and same_test("pkg/tests/test_x.py::TestX::test_y", here)
+    assert same_test("tests/test_x.py::TestX", here)  # its setUpClass failed
+    assert same_test("tests/test_x.py::TestX::()::test_y", here)  # pytest before 4
+    assert not same_test("tests/test_x.py::TestX::test_z", here) and not same_test("tests/test_x.py::TestX::test", here)
