@@ -12,7 +12,7 @@ from xml.etree.ElementTree import ParseError as XMLSyntaxError
 from junitparser import Error, JUnitXml, JUnitXmlError
 from junitparser import Failure as JFailure
 
-from bot.failures.traceback import comparison, error_type_from_message, parse_report, relativize
+from bot.failures.traceback import comparison, error_type_from_message, parse_report, relativize, relativize_text
 from bot.failures.types import Failure, ParseError
 
 
@@ -62,7 +62,7 @@ def _to_failure(case, result, root: str | None) -> Failure:
         line = int(line_attr) + 1 if line_attr and line_attr.isdigit() else None
         failure = replace(failure, file=relativize(file_attr, root), line=line)
     if failure.message is None and message:
-        message = message.replace(root.rstrip("/") + "/", "") if root else message  # the project's paths
+        message = relativize_text(message, root)
         actual, expected = comparison(message)
         failure = replace(failure, message=message, actual=actual, expected=expected)
     if failure.error_type is None:

@@ -38,6 +38,11 @@ def relativize(path: str, root: str | None) -> str:
     return path
 
 
+def relativize_text(text: str, root: str | None) -> str:
+    """Paths under `root` inside free text (a SyntaxError's `File "/work/run-x/0/calc.py"`) as root-relative."""
+    return text.replace(root.rstrip("/") + "/", "") if root else text
+
+
 def parse_report(test_id: str, lines: list[str], root: str | None = None) -> Failure:
     """Parse one report's lines. Never raises on odd input: unknown lines are ignored."""
     frames: list[Frame] = []
@@ -101,8 +106,7 @@ def _assemble(test_id: str, frames: list[Frame], e_lines: list[str], location_ty
                 assertion = rest[0].strip() if rest and rest[0].strip() else None
                 frames.append(Frame(file, line, "<module>", assertion))
                 break
-    if root:  # `File "/work/run-x/0/calc.py", line 5` of a SyntaxError: the project's path, as in the frames
-        text = text.replace(root.rstrip("/") + "/", "")
+    text = relativize_text(text, root)
     if len(text) > MESSAGE_CAP:
         text = text[:MESSAGE_CAP] + "\n…"
     return Failure(test_id=test_id, file=file, line=line, assertion=assertion, expected=expected, actual=actual,
