@@ -155,7 +155,7 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
     if conftest is not None and conftest.in_project:
         return _conftest_run(job, result, output, conftest)
     if strict:
-        _refuse(result, output)
+        _refuse(result, output, conftest)
     try:
         probe = json.loads(result.files.get(PROBE_OUT) or "{}")
     except ValueError:
@@ -194,10 +194,10 @@ def _conftest_run(job: Job, result: RunResult, output: str, conftest: BrokenConf
                    timed_out=result.timed_out)
 
 
-def _refuse(result: RunResult, output: str) -> None:
-    """The user's command is wrong (checked before repairing starts): a usage error, no tests, no pytest."""
+def _refuse(result: RunResult, output: str, conftest: BrokenConftest | None) -> None:
+    """The user's command is wrong (checked before repairing starts): a usage error (`conftest`, when one did not
+    load), no tests, no pytest."""
     if result.exit_code == USAGE_ERROR:
-        conftest = broken_conftest(output)
         if conftest is not None:
             raise BadTestCommand(conftest.refusal())
         raise BadTestCommand("pytest refused the test command: " + _last_lines(output))
