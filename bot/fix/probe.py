@@ -292,6 +292,7 @@ def _loaded_conftests(config):
     return {os.path.relpath(f, _state["rootdir"]).replace(os.sep, "/") for f in files
             if f and os.path.basename(f) == "conftest.py"}
 
+
 def pytest_sessionfinish(session, exitstatus):
     if any(o == "missing" for o in _outcomes.values()) and session.exitstatus in (0, 5):
         session.exitstatus = 1  # a selected test that is gone is a failure, not an empty run
@@ -310,14 +311,6 @@ def pytest_runtest_protocol(item, nextitem):
         cov.switch_context(_modern(item.nodeid))
 
 
-def _failed_conftest(report):
-    """The conftest whose import failed while a directory (or, before pytest 8, the whole session) was collected,
-    as its path: a test id that selects it again, where the directory's or the session's id would not."""
-    if report.nodeid.endswith(".py") or "::" in report.nodeid:
-        return None
-    match = CONFTEST_FRAME.search(str(report.longrepr))
-    return match.group(1) if match else None
-
 def pytest_runtest_logreport(report):
     if report.failed:
         _record(report.nodeid, "failed" if report.when == "call" else "error")
@@ -328,6 +321,15 @@ def pytest_runtest_logreport(report):
         _record(report.nodeid, "passed")
     if report.when == "call":
         _durations[report.nodeid] = round(report.duration, 4)
+
+
+def _failed_conftest(report):
+    """The conftest whose import failed while a directory (or, before pytest 8, the whole session) was collected,
+    as its path: a test id that selects it again, where the directory's or the session's id would not."""
+    if report.nodeid.endswith(".py") or "::" in report.nodeid:
+        return None
+    match = CONFTEST_FRAME.search(str(report.longrepr))
+    return match.group(1) if match else None
 
 
 @pytest.hookimpl(tryfirst=True)  # the node id it may set is the one JUnit XML and the terminal then report
