@@ -61,6 +61,20 @@ def test_each_family_yields_the_one_edit_and_nothing_else_moves(old, new, operat
     assert changed_lines(FUNC, expected) == 1
 
 
+@pytest.mark.parametrize("body,identity,instead", [
+    ("    return len(xs) + 1\n", "    return len(xs) * 1\n", "    return len(xs)\n"),
+    ("    return len(xs) * 1.0\n", "    return len(xs) / 1.0\n", "    return len(xs)\n"),
+    ("    n = len(xs)\n    n += 1\n    return n\n", "    n *= 1\n", "    n = len(xs)\n    return n\n"),
+])
+def test_a_swap_that_leaves_the_other_operand_as_it_was_is_written_as_dropping_it(body, identity, instead):
+    """`len(xs) * 1` passes exactly where `len(xs)` does, and reads worse in a fix."""
+    sources = [m.source for m in mutants("def f(xs):\n" + body, "f")]
+    assert not any(identity in source for source in sources)
+    assert "def f(xs):\n" + instead in sources
+    assert any("0 - len(xs)" in m.source for m in mutants("def f(xs):\n    return 0 + len(xs)\n", "f"))
+
+
+
 def test_a_deleted_statement_takes_its_line_or_leaves_pass_in_a_lone_block():
     found = {m.source for m in mutants(FUNC, "f")}
     assert applied(FUNC, "    total = 0\n", "") in found
@@ -128,7 +142,7 @@ def test_an_assignment_target_is_mutated_in_its_values_and_keeps_its_names():
     found = {m.source: m for m in mutants(TABLE, "_CONVERT")}
     assert applied(TABLE, "int(s, 10) + 0", "int(s, 16) + 0") not in found  # one edit is +-1, 0, 1 on a constant
     assert applied(TABLE, "int(s, 10)", "int(s, 11)") in found
-    assert found[applied(TABLE, "int(s, 10) + 0", "int(s, 10) - 0")].operator == "arithmetic"
+    assert found[applied(TABLE, "int(s, 10) + 0", "int(s, 10) * 0")].operator == "arithmetic"
     assert applied(TABLE, "int(s, base)", "int(base, s)") in found  # swapped arguments
     assert applied(TABLE, "int(s, base)", "int(s, s)") in found  # another variable: the lambdas' parameters
     for m in found.values():

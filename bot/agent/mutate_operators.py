@@ -105,20 +105,34 @@ def compare(s: Scope) -> Edits:
                         yield "compare", (*where, new)
 
 
+def _number(node: ast.AST) -> int | float | None:
+    value = node.value if isinstance(node, ast.Constant) else None
+    return value if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def is_identity(left: ast.AST, op: str, right: ast.AST) -> bool:
+    """`x * 1`, `x + 0`, `1 * x`...: the other operand unchanged. Such a swap would pass exactly where dropping the
+    constant passes, and `len(xs)` reads better in a fix than `len(xs) * 1`: `drop_operand` writes that one."""
+    if _number(right) == 1 and op in ("*", "/", "//", "**") or _number(right) == 0 and op in ("+", "-", "<<", ">>"):
+        return True
+    return _number(left) == 1 and op == "*" or _number(left) == 0 and op == "+"
+
+
 def arithmetic(s: Scope) -> Edits:
-    """Arithmetic operators, in expressions and augmented assignments."""
+    """Arithmetic operators, in expressions and augmented assignments (`x += 1` made `x *= 1` is dropping it)."""
     for n in s.nodes:
         if isinstance(n, ast.BinOp) and type(n.op) in BINOP:
-            where = s.text.between(n.left, n.right, BINOP[type(n.op)])
+            left, right, where = n.left, n.right, s.text.between(n.left, n.right, BINOP[type(n.op)])
             suffix = ""
         elif isinstance(n, ast.AugAssign) and type(n.op) in BINOP:
-            where = s.text.between(n.target, n.value, BINOP[type(n.op)] + "=")
+            left, right, where = n.target, n.value, s.text.between(n.target, n.value, BINOP[type(n.op)] + "=")
             suffix = "="
         else:
             continue
         if where:
             for new in BINOP_SWAPS[BINOP[type(n.op)]]:
-                yield "arithmetic", (*where, new + suffix)
+                if not is_identity(left, new, right):
+                    yield "arithmetic", (*where, new + suffix)
 
 
 def boolean(s: Scope) -> Edits:
