@@ -173,7 +173,11 @@ def run_job(job: JobSpec, workdir: str, env: dict[str, str], options: Options) -
     cap = options["output_bytes"]
     tmp = os.path.join(workdir, ".tmp")
     os.makedirs(tmp, exist_ok=True)
-    child_env = dict(env, **job.get("env", {}))
+    job_env = job.get("env", {})
+    child_env = dict(env)
+    if any(name == "LANG" or name.startswith("LC_") for name in job_env):
+        child_env.pop("LC_ALL", None)  # the default's LC_ALL would override the locale the job asks for
+    child_env.update(job_env)
     child_env.update(HOME=workdir, TMPDIR=tmp)
     out, err = CappedBuffer(cap), CappedBuffer(cap)
     oom_before = _oom_kills()

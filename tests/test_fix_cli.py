@@ -37,7 +37,19 @@ def test_test_command_takes_pytest_arguments(text, args):
     assert TestCommand.parse(text).args == args
 
 
-@pytest.mark.parametrize("text", ["make test", "tox", "pytest 'unclosed", "python -c 1"])
+@pytest.mark.parametrize("text,env,args", [
+    ("LANG=C pytest -x", (("LANG", "C"),), ("-x",)),
+    ("env PYTHONPATH=src GREETING='hi there' python -m pytest tests", (("PYTHONPATH", "src"), ("GREETING", "hi there")),
+     ("tests",)),
+])
+def test_test_command_takes_the_environment_before_it_as_a_shell_does(text, env, args):
+    command = TestCommand.parse(text)
+    assert (command.env, command.args) == (env, args)
+    assert TestCommand.parse(str(command)) == command
+
+
+@pytest.mark.parametrize("text", ["make test", "tox", "pytest 'unclosed", "python -c 1", "LANG=C make test",
+                                  "FIXBOT_SELECT=x pytest", "LANG=C"])
 def test_test_command_refuses_anything_else(text):
     with pytest.raises(BadTestCommand):
         TestCommand.parse(text)

@@ -227,6 +227,21 @@ def test_a_conftest_that_does_not_load_is_named_with_its_error_and_what_to_do(do
     assert "ValueError: fixture is being applied more than once to the same function" in message
     assert "/work/run-" not in message and "`setup:` in .github/fixbot.yml" in message
 
+def test_the_environment_written_before_the_command_is_the_tests_environment(docker_sandbox):
+    """As the project's CI sets it: a locale whose encoding is not UTF-8 (PySnooper-1's bug shows only there), a
+    variable the code reads, and PYTHONPATH for a src layout that is not installed."""
+    files = encode({"src/greet.py": "import os\n\n\ndef greeting():\n    return os.environ.get('GREETING', '')\n",
+                    "tests/test_greet.py": "import locale\n\nfrom greet import greeting\n\n\n"
+                    "def test_greeting():\n    assert greeting() == 'hi there'\n\n\n"
+                    "def test_locale():\n    assert locale.getpreferredencoding(False) == 'ANSI_X3.4-1968'\n"})
+    command = TestCommand.parse("LANG=C PYTHONUTF8=0 PYTHONCOERCECLOCALE=0 GREETING='hi there' PYTHONPATH=src pytest")
+    run = run_tests(docker_sandbox, files, command)
+    assert run.passed == {"tests/test_greet.py::test_greeting", "tests/test_greet.py::test_locale"}, run.output
+    assert not run.failed
+    plain = run_tests(docker_sandbox, files, TestCommand(), strict=False)
+    assert plain.failed == {"tests/test_greet.py"} and not plain.passed  # greet is not importable without it
+
+
 def test_crashes_and_a_job_timeout_are_failed_runs(docker_sandbox):
     """An interpreter that dies (os._exit, a segfault, the memory limit) or a job that outlives its timeout: the
     selected tests failed, the output stays for the feedback."""

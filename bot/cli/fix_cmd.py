@@ -114,7 +114,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("path", metavar="PATH", help="the repository's top directory")
     parser.add_argument("--test-cmd", metavar="CMD",
                         help='the pytest or unittest command (default "pytest"), e.g. "pytest -x tests/unit", '
-                             '"python -m unittest discover -s tests", "python -m unittest pkg.tests.test_x"')
+                             '"python -m unittest discover -s tests", "python -m unittest pkg.tests.test_x"; '
+                             'NAME=value words before it set the tests\' environment ("LANG=C PYTHONPATH=src pytest")')
     parser.add_argument("--from-log", metavar="FILE",
                         help="a raw CI log (GitHub Actions, or plain pytest or unittest output): fix the failures "
                              "it names, once they reproduce here")

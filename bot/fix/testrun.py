@@ -21,6 +21,7 @@ from bot.feedback import MEMORY_ERROR, NOT_COLLECTED, TIMEOUT_ERROR
 from sandbox import Job, Limits, RunResult, Sandbox
 
 from .broken_conftest import BrokenConftest, broken_conftest
+from .command_env import pythonpath_entries, split_assignments
 from .types import TestRun
 
 PROBE_DIR = ".fixbot-probe"
@@ -70,6 +71,7 @@ class TestCommand:
     args: tuple[str, ...] = ()
     kind: str = "pytest"  # or "unittest"
     launcher: tuple[str, ...] = ("pytest",)  # the words before `args` as the user wrote them (shown by str)
+    env: tuple[tuple[str, str], ...] = ()  # `NAME=value` before the command (command_env.py)
 
     @classmethod
     def parse(cls, text: str | None) -> TestCommand:
@@ -79,16 +81,16 @@ class TestCommand:
         if not text or not text.strip():
             return cls()
         try:
-            words = tuple(shlex.split(text))
+            env, words = split_assignments(shlex.split(text))
         except ValueError as exc:
             raise BadTestCommand(f"--test-cmd {text!r}: {exc}") from None
         for prefix in PYTEST_PREFIXES:
             if words[:len(prefix)] == prefix:
-                return cls(words[len(prefix):])
+                return cls(words[len(prefix):], env=env)
         for prefix in UNITTEST_PREFIXES:
             if words[:len(prefix)] == prefix:
                 parse_unittest(words[len(prefix):], text)  # unittest's usage errors are refused before any run
-                return cls(words[len(prefix):], "unittest", prefix)
+                return cls(words[len(prefix):], "unittest", prefix, env)
         raise BadTestCommand(f"--test-cmd {text!r}: fixbot runs pytest; give a command that starts with `pytest`, "
                              "`python -m pytest` or `python -m unittest`, followed by its arguments")
 
@@ -102,7 +104,7 @@ class TestCommand:
         return pytest_args(parse_unittest(self.args, str(self)), files, pythonpath=pythonpath)
 
     def __str__(self) -> str:
-        return shlex.join((*self.launcher, *self.args))
+        return shlex.join((*(f"{name}={value}" for name, value in self.env), *self.launcher, *self.args))
 
 
 def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: Sequence[str] = (),
@@ -116,8 +118,10 @@ def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: 
     directory while the ids are relative to the rootdir. The probe runs the selected ids' files in place of the
     command's paths (the command's own paths still set the rootdir, so the ids match) and reports the ids it
     did not collect."""
+    pythonpath = (*pythonpath, *pythonpath_entries(command.env))
     paths = [PROBE_DIR, *(p or "." for p in pythonpath)]
-    env = {"PYTHONPATH": ":".join(paths), "FIXBOT_PROBE_OUT": PROBE_OUT, "FIXBOT_COVERAGE": "1" if coverage else "0"}
+    env = {**dict(command.env), "PYTHONPATH": ":".join(paths), "FIXBOT_PROBE_OUT": PROBE_OUT,
+           "FIXBOT_COVERAGE": "1" if coverage else "0"}
     if test_timeout:
         env["FIXBOT_TEST_TIMEOUT"] = repr(float(test_timeout))
     argv = ["python3", "-m", "pytest", *command.pytest_args(files, pythonpath=pythonpath), *FIXBOT_FLAGS]
