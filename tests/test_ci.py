@@ -191,6 +191,9 @@ def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
     from bot.config import Config
     repair = _options(Config(samples=3, search=False, iterations=5), ()).repair
     assert (repair.agent, repair.samples, repair.search, repair.iterations) == ("reflect", 3, None, 5)
+    ci_env = (("LANG", "C.UTF-8"), ("DJANGO_SETTINGS_MODULE", "site.settings"))
+    command = _options(Config(test_command="LANG=C pytest -x"), (), ci_env).test_command
+    assert command.env == (("DJANGO_SETTINGS_MODULE", "site.settings"), ("LANG", "C")) and command.args == ("-x",)
     assert _options(Config(), ()).repair == FIX_REPAIR  # the default: reflect, three answers per call, the search
     assert _options(Config(agent="thought-patch"), ()).repair.samples == 3  # three plans per thought
     assert _design_line(Config(agent="tool-call", samples=4)) == "design: tool-call, 4 answer(s) per model call"

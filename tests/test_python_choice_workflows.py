@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from bot.fix.python_choice import PythonChoice, job_python_versions
+from bot.fix.python_workflow import job_test_env
 
 from .test_python_choice import choose, tox_ini
 
@@ -141,3 +142,42 @@ def test_failing_job_to_python():
     choice = choose(tox_ini("py39"), ci_versions=versions)
     assert choice == PythonChoice(version="3.11", source="CI job python-version (3.10): 3.10 is not available, "
                                   "the nearest newer", wanted="3.10")
+
+
+ENV_WORKFLOW = """\
+env:
+  LANG: C
+  TOKEN: ${{ secrets.API_TOKEN }}
+  GITHUB_SOMETHING: x
+jobs:
+  test:
+    strategy:
+      matrix:
+        python: ["3.9", "3.12"]
+        db: [sqlite]
+    env:
+      DJANGO_SETTINGS_MODULE: site.settings
+      DB: ${{ matrix.db }}
+      PY: ${{ matrix.python }}
+      WHERE: ${{ github.workspace }}/src
+    steps:
+      - run: pip install -e .
+        env:
+          PIP_ONLY: "1"
+      - run: python -m pytest -x tests
+        env:
+          PYTHONPATH: src
+          DB: sqlite-${{ env.PY }}
+"""
+
+
+@pytest.mark.parametrize("job_name, env", [
+    ("test (3.9, sqlite)", {"LANG": "C", "DJANGO_SETTINGS_MODULE": "site.settings", "DB": "sqlite-3.9", "PY": "3.9",
+                            "PYTHONPATH": "src"}),
+    ("test", {"LANG": "C", "DJANGO_SETTINGS_MODULE": "site.settings", "PYTHONPATH": "src"}),  # both combinations
+    ("lint", {}),
+])
+def test_job_test_env_is_what_the_test_step_runs_with(job_name, env):
+    """Secrets and other contexts never resolve; the runner's own names and another step's env stay out; a value
+    that differs between the combinations a name matches is not guessed."""
+    assert job_test_env(ENV_WORKFLOW, job_name) == env

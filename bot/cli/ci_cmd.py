@@ -25,6 +25,7 @@ from ..fix.environment import EnvRequest
 from ..fix.patch import apply_patch, touched_files
 from ..fix.pipeline import FixOptions
 from ..fix.python_choice import job_python_versions
+from ..fix.python_workflow import job_test_env
 from ..fix.result import FixResult, write_outputs
 from ..fix.run import fix_checkout
 from ..fix.testrun import TestCommand
@@ -66,11 +67,21 @@ def _job_pythons(env: Mapping[str, str], workspace: Path, workflow: str, jobs: S
     (".../Python/3.9.18/x64"); for a run read afterwards, its workflow file and the failed jobs' matrix values."""
     if match := re.search(r"/(\d+\.\d+)\.\d+[^/]*/[^/]+/?$", env.get("pythonLocation", "")):
         return (match.group(1),)
-    path = workspace / workflow if workflow else None
-    if path is None or not path.is_file():
-        return ()
-    text = path.read_text(encoding="utf-8", errors="replace")
+    text = _workflow_text(workspace, workflow)
     return tuple(dict.fromkeys(v for job in jobs for v in job_python_versions(text, job.name)))
+
+
+def _workflow_text(workspace: Path, workflow: str) -> str:
+    path = workspace / workflow if workflow else None
+    return path.read_text(encoding="utf-8", errors="replace") if path is not None and path.is_file() else ""
+
+
+def _ci_test_env(workspace: Path, workflow: str, jobs: Sequence[JobInfo]) -> tuple[tuple[str, str], ...]:
+    """The variables the failed jobs' test step ran with (the same in each), from the workflow file: the sandbox
+    runs the tests in a clean environment, so a settings module or locale the CI sets must be set there too."""
+    text = _workflow_text(workspace, workflow)
+    envs = [job_test_env(text, job.name) for job in jobs] if text else []
+    return tuple((k, v) for k, v in envs[0].items() if all(e.get(k) == v for e in envs[1:])) if envs else ()
 
 
 def _env_request(config: Config, versions: tuple[str, ...]) -> EnvRequest:
@@ -88,8 +99,12 @@ def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
         return {path: (Path(tmp) / path).read_bytes() for path in touched}
 
 
-def _options(config: Config, failures: tuple[Failure, ...]) -> FixOptions:
-    return FixOptions(test_command=TestCommand.parse(config.test_command), log_failures=failures,
+def _options(config: Config, failures: tuple[Failure, ...], ci_env: Sequence[tuple[str, str]] = ()) -> FixOptions:
+    """`ci_env`: the workflow's variables for the tests; the test command's own `NAME=value` words win."""
+    command = TestCommand.parse(config.test_command)
+    own = {name for name, _ in command.env}
+    command = replace(command, env=(*((k, v) for k, v in ci_env if k not in own), *command.env))
+    return FixOptions(test_command=command, log_failures=failures,
                       max_targets=config.max_targets, wall_s=config.wall_s,
                       test_timeout_s=config.test_timeout or None,
                       paths=config.paths, repair=config.repair())
@@ -174,7 +189,10 @@ def _checkout_of(workspace: Path, the_plan: Plan, head: str) -> Checkout:
 
 def _fix(env: Mapping[str, str], config: Config, checkout: Checkout, read: _RunRead, io: RunnerIO) -> FixResult:
     versions = _job_pythons(env, Path(checkout.root), read.workflow, read.jobs)
-    return fix_checkout(checkout, _options(config, read.failures), model=config.model,
+    ci_env = _ci_test_env(Path(checkout.root), read.workflow, read.jobs)
+    if ci_env:
+        io.say(f"the tests' environment, as {read.workflow} sets it: " + " ".join(f"{k}={v}" for k, v in ci_env))
+    return fix_checkout(checkout, _options(config, read.failures, ci_env), model=config.model,
                         env_request=_env_request(config, versions),
                         api_base=config.api_base or env.get("INPUT_API-BASE") or None,
                         api_key=env.get("INPUT_API-KEY") or None, say=io.say)

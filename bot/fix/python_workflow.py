@@ -1,5 +1,6 @@
-"""The Python versions one GitHub Actions job sets up: its actions/setup-python steps' `python-version`, with
-`${{ matrix.* }}` and `${{ env.* }}` resolved for the matrix combination that the job's name shows."""
+"""What one GitHub Actions job sets up for its tests: its actions/setup-python steps' `python-version`, and the
+environment variables its test step runs with, with `${{ matrix.* }}` and `${{ env.* }}` resolved for the matrix
+combination that the job's name shows (anything else, a secret among them, is never resolved)."""
 from __future__ import annotations
 
 import itertools
@@ -11,6 +12,8 @@ _EXPRESSION = re.compile(r"\$\{\{\s*(.*?)\s*\}\}")
 _CONTEXT_PATH = re.compile(r"(matrix|env)((?:\.[A-Za-z_][\w-]*|\[\s*'[^']*'\s*\])*)")
 _PATH_PART = re.compile(r"\.([A-Za-z_][\w-]*)|\[\s*'([^']*)'\s*\]")
 _MISSING = object()
+_TEST_RUN = re.compile(r"\b(pytest|py\.test|unittest|tox|nox)\b")
+_NOT_THE_TESTS = ("GITHUB_", "RUNNER_", "ACTIONS_", "FIXBOT_")  # the runner's and fixbot's own
 
 
 class _Float(str):
@@ -180,11 +183,9 @@ def _load(workflow_text: str) -> dict:
     return workflow if isinstance(workflow, dict) else {}
 
 
-def job_python_versions(workflow_text: str, job_name: str) -> tuple[str, ...]:
-    """The python-version values, as written, of the setup-python steps of the job called `job_name` (a job's
-    `name:` with its matrix values put in, GitHub's "id (values...)" for a matrix job without one, or the job's
-    id: every combination's). () for an unknown job or one without setup-python's python-version."""
-    workflow = _load(workflow_text)
+def _matched(workflow: dict, job_name: str) -> tuple[dict, list[dict]] | None:
+    """The job called `job_name` (a job's `name:` with its matrix values put in, GitHub's "id (values...)" for a
+    matrix job without one, or the job's id: every combination's) and the matrix combinations it names."""
     jobs = workflow.get("jobs")
     name = job_name.strip()
     for job_id, job in (jobs.items() if isinstance(jobs, dict) else ()):
@@ -196,6 +197,36 @@ def job_python_versions(workflow_text: str, job_name: str) -> tuple[str, ...]:
         if not matched and name in (str(job_id), str(job.get("name"))):
             matched = combinations or [{}]  # the job as a whole; a computed matrix resolves nothing
         if matched:
-            found = (v for matrix in matched for v in _setup_python_versions(workflow, job, matrix))
-            return tuple(dict.fromkeys(found))
-    return ()
+            return job, matched
+    return None
+
+
+def job_python_versions(workflow_text: str, job_name: str) -> tuple[str, ...]:
+    """The python-version values, as written, of the setup-python steps of the job called `job_name`. () for an
+    unknown job or one without setup-python's python-version."""
+    workflow = _load(workflow_text)
+    found = _matched(workflow, job_name)
+    if found is None:
+        return ()
+    job, matched = found
+    return tuple(dict.fromkeys(v for matrix in matched for v in _setup_python_versions(workflow, job, matrix)))
+
+
+def _runs_tests(step: object) -> bool:
+    return isinstance(step, dict) and bool(_TEST_RUN.search(str(step.get("run", ""))))
+
+
+def job_test_env(workflow_text: str, job_name: str) -> dict[str, str]:
+    """The variables the job's test step (the first `run:` calling pytest, unittest or tox) runs with: the
+    workflow's, the job's and the step's `env:`, each value that resolves the same for every matrix combination
+    the name matches. GitHub's and the runner's own names are left out."""
+    workflow = _load(workflow_text)
+    found = _matched(workflow, job_name)
+    if found is None:
+        return {}
+    job, matched = found
+    steps = job.get("steps")
+    step: dict = next((s for s in steps if _runs_tests(s)), {}) if isinstance(steps, list) else {}
+    envs = [_env(workflow.get("env"), job.get("env"), step.get("env"), matrix=matrix) for matrix in matched]
+    common = {k: v for k, v in envs[0].items() if all(e.get(k) == v for e in envs[1:])}
+    return {k: v for k, v in common.items() if not k.startswith(_NOT_THE_TESTS) and k not in ("PATH", "HOME")}
