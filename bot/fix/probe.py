@@ -41,7 +41,8 @@ import fixbot_probe_memory as memory
 import fixbot_probe_network as network
 import pytest
 
-pytest_plugins = ("fixbot_probe_variants", "fixbot_probe_network")  # variants: idle without $FIXBOT_VARIANTS
+# variants: idle without $FIXBOT_VARIANTS; others: what other plugins would hide from this one
+pytest_plugins = ("fixbot_probe_variants", "fixbot_probe_network", "fixbot_probe_others")
 _outcomes: dict[str, str] = {}
 _durations: dict[str, float] = {}
 _timeouts: set[str] = set()

@@ -57,7 +57,7 @@ def probe_files() -> dict[str, str]:
     probe dir holds them in the sandbox."""
     package = resources.files("bot.fix")
     return {f"{PROBE_DIR}/fixbot_{name}.py": package.joinpath(f"{name}.py").read_text(encoding="utf-8")
-            for name in ("probe", "probe_memory", "probe_network", "probe_variants", "probe_swap")}
+            for name in ("probe", "probe_memory", "probe_network", "probe_variants", "probe_swap", "probe_others")}
 
 
 @dataclass(frozen=True)
