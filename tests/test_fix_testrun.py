@@ -242,6 +242,18 @@ def test_the_environment_written_before_the_command_is_the_tests_environment(doc
     assert plain.failed == {"tests/test_greet.py"} and not plain.passed  # greet is not importable without it
 
 
+def test_a_project_that_makes_every_warning_an_error_still_runs(docker_sandbox):
+    """`filterwarnings = error`: a warning pytest gives about fixbot's own plugins would stop the whole run."""
+    files = kth_repo(**{"pytest.ini": "[pytest]\nfilterwarnings =\n    error\n",
+                        "kth.py": "def kth(arr, k):\n    return sorted(arr)[-k]\n"})
+    failing = "tests/test_kth.py::test_kth[input_data1-5]"
+    run = run_tests(docker_sandbox, files, TestCommand(), coverage=True, test_timeout=5)
+    assert run.failed == {failing} and len(run.passed) == 6 and run.coverage, run.output
+    fixed = {**files, "kth.py": KTH.encode()}
+    broken, mended = run_many(docker_sandbox, [files, fixed], TestCommand(), select=[failing], test_timeout=5)
+    assert broken.failed == {failing} and mended.passed == {failing}, (broken.output, mended.output)
+
+
 def test_crashes_and_a_job_timeout_are_failed_runs(docker_sandbox):
     """An interpreter that dies (os._exit, a segfault, the memory limit) or a job that outlives its timeout: the
     selected tests failed, the output stays for the feedback."""

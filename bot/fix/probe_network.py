@@ -5,6 +5,9 @@ code does, so it is not a failure to repair. An audit hook (PEP 578) sees every 
 records, per test (or per module while it is collected), the hosts that were not this machine.
 
 Standard library and pytest only: this file runs inside the sandbox's Python (3.9+), never on the host.
+
+PYTEST_DONT_REWRITE: probe.py imports this module before pytest loads it as a plugin, and pytest's warning that it
+cannot rewrite an imported module is an error in a project with `filterwarnings = error`: no test would run.
 """
 import sys
 
