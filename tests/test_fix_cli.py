@@ -58,7 +58,8 @@ def test_test_command_refuses_anything_else(text):
 def test_scope_guard_refuses_tests_ci_and_new_files():
     ok = file_diff("a = 1\n", "a = 2\n", "pkg/mod.py")
     assert check_scope(ok, {"pkg/mod.py"}) == ["pkg/mod.py"]
-    for path in ("tests/test_mod.py", ".github/workflows/ci.yml", "conftest.py", "pkg/test_x.py"):
+    for path in ("tests/test_mod.py", ".github/workflows/ci.yml", "conftest.py", "pkg/test_x.py", "shop/tests.py",
+                 "shop/cart_tests.py"):
         with pytest.raises(PatchRejected):
             check_scope(file_diff("a = 1\n", "a = 2\n", path), {path})
     with pytest.raises(PatchRejected):

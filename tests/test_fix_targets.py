@@ -124,3 +124,40 @@ def test_a_helper_of_the_test_folder_is_never_repaired(tmp_path, docker_client, 
     assert result.status == "fixed", result.message
     assert [t.path for t in result.targets] == ["python_programs/walk.py"]  # node.py raised, yet is no target
     assert llm.asked == [("function", "walk")]
+
+
+DJANGO_STYLE = {  # an app's tests in tests.py, as Django lays them out and pytest-django's python_files collects
+    "pytest.ini": "[pytest]\npython_files = tests.py test_*.py\n",
+    "shop/__init__.py": "",
+    "shop/cart.py": '''\
+        def total(prices, discount):
+            return sum(prices) - discount * 2
+        ''',
+    "shop/tests.py": '''\
+        from shop.cart import total
+
+
+        def check(prices, discount, expected):
+            got = total(prices, discount)
+            if got != expected:
+                raise AssertionError(f"total({prices}, {discount}) is {got}, not {expected}")
+
+
+        def test_total():
+            check([3, 4], 2, 5)
+
+
+        def test_no_discount():
+            check([3, 4], 0, 7)
+        ''',
+}
+
+
+def test_an_apps_tests_py_is_a_test_module_never_a_target(tmp_path, docker_client, sandbox_image):
+    """Before, a checkout whose only tests were in tests.py was refused ("no test files"), and a helper of
+    tests.py that raises would have been the first target, its file within the patch's scope."""
+    llm = ByKindLLM({"total": "def total(prices, discount):\n    return sum(prices) - discount\n",
+                     "check": "def check(prices, discount, expected):\n    pass\n"})
+    result, _ = fix_example(docker_client, sandbox_image, make_repo(tmp_path / "repo", DJANGO_STYLE), llm)
+    assert result.status == "fixed", result.message
+    assert [t.path for t in result.targets] == ["shop/cart.py"] and llm.asked == [("function", "total")]

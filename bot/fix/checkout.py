@@ -50,5 +50,6 @@ def load_checkout(path: str | Path, *, max_mb: float = DEFAULT_MAX_MB) -> Checko
     if not python:
         raise BadRepository(f"{root}: no Python files; fixbot repairs Python projects")
     if not any(is_test_path(p) and p.endswith(".py") and Path(p).name != "conftest.py" for p in python):
-        raise BadRepository(f"{root}: no test files (test_*.py or *_test.py); fixbot needs failing tests to work from")
+        raise BadRepository(f"{root}: no test files (test_*.py, *_test.py, *_tests.py or tests.py); fixbot needs "
+                            "failing tests to work from")
     return Checkout(root=str(root), files=files)

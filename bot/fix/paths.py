@@ -7,13 +7,14 @@ from collections.abc import Iterable
 from pathlib import PurePosixPath
 
 TEST_PARTS = ("tests", "test", "testing")
+TEST_NAMES = ("tests.py", "test.py", "conftest.py")  # tests.py: Django's, which pytest-django's python_files adds
 
 
 def is_test_path(path: str) -> bool:
     parts = PurePosixPath(path).parts
     name = parts[-1] if parts else ""
-    return (any(p in TEST_PARTS for p in parts[:-1]) or name.startswith("test_") or name.endswith("_test.py")
-            or name == "conftest.py")
+    return (any(p in TEST_PARTS for p in parts[:-1]) or name.startswith("test_")
+            or name.endswith(("_test.py", "_tests.py")) or name in TEST_NAMES)
 
 
 def clean_root(root: str) -> str:

@@ -31,7 +31,7 @@ SELECT = f"{PROBE_DIR}/select.json"  # the node ids to run, read by the probe
 VARIANTS = f"{PROBE_DIR}/variants.json"  # the manifest of the variants forked from one job's process
 VARIANT_DIR = PROBE_DIR + "/v{}"  # each forked variant's outputs
 VARIANT_FILES = ("status.json", "stdout", "stderr", "probe.json", "junit.xml")
-TEST_MODULE = re.compile(r"(^|/)(test_[^/]*|[^/]*_test|conftest)\.py$")
+TEST_MODULE = re.compile(r"(^|/)(test_[^/]*|[^/]*_tests?|tests?|conftest)\.py$")
 CHILD_SLACK_S = 10.0  # a forked variant's time beyond its tests' limits: the fork, the swap, pytest's summary
 PYTEST_PREFIXES = (("pytest",), ("py.test",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"))
 # --continue-on-collection-errors: a module broken by a syntax error must not hide which other tests pass
