@@ -40,7 +40,7 @@ LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one
 PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/fix/env_drift.py)
 FLOORS_LABEL = "fixbot.env.floors"  # declared dependencies installed above their lowest declared version (Floor.line)
 PINS_FILE = f"{BUILD_DIR}/fixbot-pins.txt"
-RECIPE = "4"  # part of the cache key: a change to how environments are built never reuses an old one
+RECIPE = "5"  # part of the cache key: a change to how environments are built never reuses an old one
 STEP_TIMEOUT_S = 900
 QUOTED_LINES = 15
 SHOWN_DRIFTS = 5
@@ -162,6 +162,26 @@ print("FIXBOT-LOCK " + json.dumps({"itself": itself, "lock": sorted(lock)}))
 """.replace("SRC", SRC)
 
 
+# Run in the build container with the project's names: its own copy uninstalled, and its metadata put back without
+# the record of its files, so that code reading its own version (importlib.metadata) or entry points finds them.
+UNINSTALL_SCRIPT = """
+import json, os, shutil, subprocess, sys, tempfile
+names = sys.argv[1:]
+out = subprocess.run([sys.executable, "-m", "pip", "inspect"], capture_output=True, text=True, check=True).stdout
+kept = [d["metadata_location"] for d in json.loads(out)["installed"]
+        if d["metadata"]["name"] in names and d.get("metadata_location", "").endswith(".dist-info")]
+aside = tempfile.mkdtemp()
+for path in kept:
+    shutil.copytree(path, os.path.join(aside, os.path.basename(path)))
+subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", *names], check=True)
+for path in kept:
+    shutil.copytree(os.path.join(aside, os.path.basename(path)), path)
+    for name in ("RECORD", "direct_url.json"):
+        if os.path.exists(os.path.join(path, name)):
+            os.remove(os.path.join(path, name))
+"""
+
+
 def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
              pinned: bool = False) -> tuple[tuple[str, ...], ImportCheck]:
     """Run the plan (with PINS_FILE as constraints when pinned), check the checkout's imports, uninstall the
@@ -188,7 +208,7 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
     found = json.loads(result.output.rpartition("FIXBOT-LOCK ")[2].splitlines()[0])
     imports = check_imports(box, found["itself"])  # before the uninstall: it reads the project's requirements
     if found["itself"]:  # its code comes from the checkout in every test run
-        _run(box, (*PIP, "uninstall", "--yes", *found["itself"]), "uninstalling the project's own copy")
+        _run(box, ("python3", "-c", UNINSTALL_SCRIPT, *found["itself"]), "uninstalling the project's own copy")
     return tuple(found["lock"]), imports
 
 
@@ -240,7 +260,8 @@ def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: s
         files.update({f"{BUILD_DIR}/{name}": text.encode() for name, text in step.files})
     if hold_back:
         files[PINS_FILE] = "".join(f"{pin}\n" for pin in hold_back).encode()
-    spec = BuildSpec(base=base, files=files, extra_files=pip.files, allow_hosts=pip.hosts, env={**PIP_ENV, **pip.env})
+    spec = BuildSpec(base=base, files=files, extra_files=pip.files, allow_hosts=pip.hosts,
+                     env={**PIP_ENV, **pip.env, **dict(plan.env)})
     log(f"environment: building on {base}; the build reaches only {', '.join(pip.hosts)}"
         + (f"; holding back {', '.join(hold_back)}" if hold_back else ""))
     with ExitStack() as boxes:

@@ -25,6 +25,7 @@ from .requirement_files import (
     relocate,
     scan_lines,
 )
+from .scm_version import pretend_version_env
 from .setup_py import read_setup_py
 from .tox_deps import ToxDeps, read_tox
 from .types import Checkout
@@ -57,6 +58,7 @@ class InstallPlan:
     custom: bool  # True when the steps are the user's `setup` commands
     index_urls: tuple[str, ...] = ()  # --index-url, -i, --extra-index-url, --find-links URLs, as written
     notes: tuple[str, ...] = ()  # declarations that could not be read, one line each, for the log
+    env: tuple[tuple[str, str], ...] = ()  # variables the build runs with: a git-derived version (scm_version.py)
 
 
 @dataclass(frozen=True)
@@ -98,16 +100,19 @@ def install_plan(checkout: Checkout, *, setup: Sequence[str] = (), python: str |
         sources = tuple(dict.fromkeys((*(step.source for step in steps), *included)))
     read = {p for p in checkout.files if p in _CONFIG_FILES or DECLARATION_FILE.fullmatch(p)}
     read |= {p for p in (*closure, *project.files) if p in checkout.files}
-    return InstallPlan(steps=steps, sources=sources, inputs_digest=_digest(checkout, read, steps, commands),
-                       custom=bool(commands), index_urls=tuple(dict.fromkeys(urls)), notes=tuple(notes))
+    env = tuple(pretend_version_env(checkout).items())
+    return InstallPlan(steps=steps, sources=sources, inputs_digest=_digest(checkout, read, steps, commands, env),
+                       custom=bool(commands), index_urls=tuple(dict.fromkeys(urls)), notes=tuple(notes), env=env)
 
 
-def _digest(checkout: Checkout, paths: set[str], steps: tuple[InstallStep, ...], setup: tuple[str, ...]) -> str:
+def _digest(checkout: Checkout, paths: set[str], steps: tuple[InstallStep, ...], setup: tuple[str, ...],
+            env: tuple[tuple[str, str], ...]) -> str:
     record = {
         "format": PLAN_FORMAT,
         "files": [[path, hashlib.sha256(checkout.files[path]).hexdigest()] for path in sorted(paths)],
         "steps": [[list(step.argv), [list(f) for f in step.files]] for step in steps],  # `what` is display only
         "setup": list(setup),
+        **({"env": [list(pair) for pair in env]} if env else {}),  # absent: the digests of other projects stay
     }
     return hashlib.sha256(json.dumps(record, sort_keys=True).encode()).hexdigest()
 
