@@ -9,6 +9,7 @@ import re
 import pytest
 
 from bot.agent.search import SearchOptions
+from bot.fix.result import to_markdown
 from bot.llm import Completion
 
 from .test_fix import fix_example
@@ -161,3 +162,51 @@ def test_an_apps_tests_py_is_a_test_module_never_a_target(tmp_path, docker_clien
     result, _ = fix_example(docker_client, sandbox_image, make_repo(tmp_path / "repo", DJANGO_STYLE), llm)
     assert result.status == "fixed", result.message
     assert [t.path for t in result.targets] == ["shop/cart.py"] and llm.asked == [("function", "total")]
+
+
+RELEASE = {
+    "release/__init__.py": "",
+    "release/tools.py": '''\
+        import subprocess
+
+
+        def last_tag():
+            return subprocess.run(["git", "describe", "--tags"], capture_output=True, text=True).stdout.strip()
+
+
+        def bump(version):
+            major, minor = version.split(".")
+            return major + "." + str(int(minor) + 2)
+        ''',
+    "tests/test_tools.py": '''\
+        import subprocess
+        import sys
+
+        from release.tools import bump, last_tag
+
+
+        def test_last_tag_of_a_fresh_repository_is_empty(tmp_path, monkeypatch):
+            monkeypatch.chdir(tmp_path)
+            assert last_tag() == ""
+
+
+        def test_bump():
+            assert bump("1.4") == "1.5"
+
+
+        def test_python_is_there():
+            assert subprocess.run([sys.executable, "-c", "pass"]).returncode == 0
+        ''',
+}
+
+
+def test_a_test_that_runs_a_program_the_sandbox_lacks_is_set_aside(tmp_path, docker_client, sandbox_image):
+    """git is not in the sandbox: the test that runs it fails there whatever the code does, so it is no failure
+    to repair (a "fix" that catches FileNotFoundError would pass it); the other failure is repaired."""
+    llm = ByKindLLM({})
+    result, _ = fix_example(docker_client, sandbox_image, make_repo(tmp_path / "repo", RELEASE), llm,
+                            search=SearchOptions())
+    assert result.status == "fixed", result.message
+    assert result.lacking == ("tests/test_tools.py::test_last_tag_of_a_fresh_repository_is_empty",)
+    assert [t.qualname for t in result.targets][:1] == ["bump"] and "last_tag" not in result.diff
+    assert "## Run programs the sandbox does not have" in to_markdown(result)

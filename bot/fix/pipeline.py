@@ -29,7 +29,7 @@ from .pairs import next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
 from .project_files import folders_of_tests, is_target_file
-from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run
+from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run, unrunnable
 from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
 from .testrun import TestCommand
@@ -338,7 +338,8 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
                           round(time.monotonic() - started + ctx.setup_s, 2),
                           round(sum(a.prompt_eval_s for a in attempts), 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
-                         flaky=work.flaky, offline=work.offline, held_back=work.held_back,
+                         flaky=work.flaky, offline=work.offline, lacking=work.lacking,
+                         held_back=work.held_back,
                          targets=tuple(work.ranked),
                          repairs=tuple(work.swept + work.repairs), repository=checkout.root,
                          test_command=str(options.test_command), model=model, **more)
@@ -369,14 +370,13 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
 
     found, work.held_back = with_held_back(ctx, reproduced(ctx), reproduced)
     work.before, work.flaky, work.test_timeout_s = found.before, found.flaky, found.test_timeout_s
-    work.offline = found.offline
+    work.offline, work.lacking = found.offline, found.lacking
     work.failing = work.remaining = found.failing
     work.run = found.before
     if not found.before.failed:
         return done("nothing_to_fix", "all tests pass: nothing to fix")
-    if not found.failing and found.offline and not found.flaky:
-        return done("needs_network", f"{len(found.offline)} failing test(s) need the network, which the sandbox "
-                                     "does not have: not fixed")
+    if not found.failing and (found.offline or found.lacking) and not found.flaky:
+        return done(*unrunnable(found))
     if not found.failing:
         return done("flaky", f"{len(found.flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed")
     ctx.say(f"  per-test time limit: {work.test_timeout_s:g} s")

@@ -375,7 +375,8 @@ def _write(with_coverage):
     payload = {"rootdir": _state["rootdir"], "outcomes": _by_modern(_outcomes), "durations": _by_modern(_durations),
                "timeouts": sorted(map(_modern, _timeouts)), "stacks": _by_modern(_stacks),
                "test_timeout": _state["limit"], "memory": sorted(map(_modern, _memory)),
-               "memory_limit_mb": memory.threshold_mb(), "network": _by_modern(network.attempts())}
+               "memory_limit_mb": memory.threshold_mb(), "network": _by_modern(network.attempts()),
+               "programs": _by_modern(network.missing_programs())}
     if with_coverage and _state["cov"] is not None:
         payload["coverage"] = _coverage(_state["cov"], _state["rootdir"])
     tmp = out + ".tmp"

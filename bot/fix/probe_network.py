@@ -2,19 +2,24 @@
 
 The sandbox runs tests with no network. A test that needs it (a request to httpbin.org) fails there whatever the
 code does, so it is not a failure to repair. An audit hook (PEP 578) sees every name lookup and connection and
-records, per test (or per module while it is collected), the hosts that were not this machine.
+records, per test (or per module while it is collected), the hosts that were not this machine. The same hook sees
+every subprocess a test starts, and records the programs the sandbox does not have (`git`, `ffmpeg`): a test that
+fails after running one is the sandbox's lack, not the code's bug.
 
 Standard library and pytest only: this file runs inside the sandbox's Python (3.9+), never on the host.
 
 PYTEST_DONT_REWRITE: probe.py imports this module before pytest loads it as a plugin, and pytest's warning that it
 cannot rewrite an imported module is an error in a project with `filterwarnings = error`: no test would run.
 """
+import os
+import shutil
 import sys
 
 LOCAL = {"", "localhost", "localhost.localdomain", "ip6-localhost", "ip6-loopback", "::1", "::", "0.0.0.0"}
 EVENTS = frozenset(("socket.getaddrinfo", "socket.gethostbyname", "socket.gethostbyname_ex", "socket.connect"))
 _state = {"current": None, "hooked": False}
 _attempts: dict = {}  # node id -> set of hosts
+_programs: dict = {}  # node id -> set of programs not found
 
 
 def _host(event, args):
@@ -33,8 +38,26 @@ def _is_local(host):
     return host in LOCAL or host.startswith("127.") or host.endswith(".localhost")
 
 
+def _missing_program(args):
+    """The program of a `subprocess.Popen` event (executable, args, cwd, env) when the sandbox does not have it."""
+    executable, _, cwd, env = args
+    name = os.fsdecode(executable)
+    if os.sep in name:
+        return None if os.path.exists(os.path.join(os.fsdecode(cwd or "."), name)) else name
+    path = env.get("PATH") if isinstance(env, dict) else None
+    return None if shutil.which(name, path=path if path is not None else os.environ.get("PATH", os.defpath)) else name
+
+
 def _audit(event, args):
     # Called for every audited event in the process: cheap first test, and never raise (it would be the caller's).
+    if event == "subprocess.Popen":
+        try:
+            current, program = _state["current"], _missing_program(args)
+            if current is not None and program:
+                _programs.setdefault(current, set()).add(program)
+        except Exception:
+            pass
+        return
     if event not in EVENTS:
         return
     try:
@@ -55,6 +78,11 @@ def start():
 def attempts():
     """{node id: sorted hosts} of the tests (and modules) that tried to reach another machine."""
     return {nodeid: sorted(hosts) for nodeid, hosts in _attempts.items()}
+
+
+def missing_programs():
+    """{node id: sorted programs} of the tests (and modules) that ran a program the sandbox does not have."""
+    return {nodeid: sorted(programs) for nodeid, programs in _programs.items()}
 
 
 def pytest_collectstart(collector):

@@ -14,7 +14,7 @@ from sandbox import Sandbox
 from .env_drift import Floor
 from .result import RunSummary
 from .testrun import TestCommand, run_tests
-from .types import CodeTarget, TestRun
+from .types import CodeTarget, FixStatus, TestRun
 
 CRASH = "<pytest>"
 FIRST_TEST_TIMEOUT_S = 60.0  # per test, before the suite has shown how fast its tests are
@@ -82,6 +82,16 @@ class Reproduced:
     flaky: tuple[str, ...]  # failed once only, or named by the log and not failing here
     test_timeout_s: float  # the per-test limit for the rest of the run
     offline: tuple[str, ...] = ()  # failed after trying to reach another machine: they need the network
+    lacking: tuple[str, ...] = ()  # failed after running a program the sandbox does not have
+
+
+def unrunnable(found: Reproduced) -> tuple[FixStatus, str]:
+    """The outcome when every failing test was set aside for what the sandbox lacks (and none is flaky)."""
+    if found.offline:
+        return "needs_network", (f"{len(found.offline)} failing test(s) need the network, which the sandbox does "
+                                 "not have: not fixed")
+    return "not_fixed", (f"{len(found.lacking)} failing test(s) run programs the sandbox does not have: not fixed "
+                         "(the report names them)")
 
 
 def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, log_failures: Sequence[Failure],
@@ -107,12 +117,25 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
         ctx.say(f"  {len(offline)} failing test(s) tried to reach {', '.join(hosts[:3])}"
                 f"{' and others' if len(hosts) > 3 else ''}: the sandbox has no network, so they are set aside")
         failing -= set(offline)
+    lacking = _lacking(ctx, before, failing)
+    failing -= set(lacking)
     if not failing:
-        return Reproduced(before, frozenset(), missing, limit, offline)
+        return Reproduced(before, frozenset(), missing, limit, offline, lacking)
     again = suite_run(ctx, files, command, "re-run failing", timeout=suite_timeout_s, select=failing,
                       deadline=deadline, test_timeout=limit)
     flaky = tuple(sorted(failing - again.failed)) + missing
-    return Reproduced(before, failing & again.failed, flaky, limit, offline)
+    return Reproduced(before, failing & again.failed, flaky, limit, offline, lacking)
+
+
+def _lacking(ctx: FixRun, before: TestRun, failing: frozenset[str]) -> tuple[str, ...]:
+    """The failing tests that ran a program the sandbox does not have (bot/fix/probe_network.py)."""
+    lacking = tuple(sorted(t for t in failing if t in before.programs))
+    if lacking:
+        programs = sorted({p for t in lacking for p in before.programs[t]})
+        more = " and others" if len(programs) > 3 else ""
+        ctx.say(f"  {len(lacking)} failing test(s) ran {', '.join(programs[:3])}{more}, which the sandbox does not "
+                "have: set aside")
+    return lacking
 
 
 def guards_for(before: TestRun | None, spans: Sequence[CodeTarget], tests: frozenset[str]) -> frozenset[str]:

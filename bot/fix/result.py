@@ -99,6 +99,7 @@ class FixResult:
     failures: tuple[Failure, ...] = ()
     flaky: tuple[str, ...] = ()
     offline: tuple[str, ...] = ()  # failing tests that tried to reach another machine: set aside, never fixed
+    lacking: tuple[str, ...] = ()  # failing tests that ran a program the sandbox does not have: set aside too
     held_back: tuple[str, ...] = ()  # `name==version` the tests ran with: tests failed inside newer releases
     targets: tuple[CodeTarget, ...] = ()
     repairs: tuple[TargetRepair, ...] = ()
@@ -151,6 +152,9 @@ def to_markdown(result: FixResult) -> str:
     if result.offline:
         offline = [f"- `{t}`" for t in result.offline]
         lines += ["## Need the network (the sandbox has none; not fixed)", "", *offline, ""]
+    if result.lacking:
+        lacking = [f"- `{t}`" for t in result.lacking]
+        lines += ["## Run programs the sandbox does not have (not fixed)", "", *lacking, ""]
     if result.held_back:
         lines += ["## Dependencies held back", "",
                   f"With the newest releases the project allows, tests failed inside them; the tests ran with "

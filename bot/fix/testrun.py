@@ -185,7 +185,8 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
                        path: {int(line): frozenset(ids) for line, ids in lines.items()}
                        for path, lines in coverage.items()},
                    durations={i: float(d) for i, d in probe.get("durations", {}).items()}, timeouts=timeouts,
-                   network={i: tuple(hosts) for i, hosts in probe.get("network", {}).items()})
+                   network={i: tuple(hosts) for i, hosts in probe.get("network", {}).items()},
+                   programs={i: tuple(names) for i, names in probe.get("programs", {}).items()})
 
 
 def _conftest_run(job: Job, result: RunResult, output: str, conftest: BrokenConftest) -> TestRun:

@@ -42,6 +42,7 @@ class TestRun:
     # node id -> the other machines' hosts a test (or a module, while collected) tried to reach; the sandbox has
     # no network, so such a test cannot pass there (bot/fix/probe_network.py)
     network: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    programs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node id -> programs the sandbox lacks
 
     @property
     def green(self) -> bool:

@@ -31,6 +31,7 @@ class Work:
     failing: frozenset[str] = frozenset()
     flaky: tuple[str, ...] = ()
     offline: tuple[str, ...] = ()  # failing tests that need the network (the sandbox has none): never to fix
+    lacking: tuple[str, ...] = ()  # failing tests that run a program the sandbox does not have: never to fix
     held_back: tuple[str, ...] = ()  # `name==version` the environment was rebuilt with (bot/fix/hold_back.py)
     test_timeout_s: float = 10.0
     run: TestRun | None = None  # the last whole-suite run of `files`
@@ -48,8 +49,8 @@ class Work:
 
     @property
     def set_aside(self) -> tuple[str, ...]:
-        """Failing tests no fix is judged by: flaky ones and those that need the network."""
-        return self.flaky + self.offline
+        """Failing tests no fix is judged by: flaky ones and those that need the network or a missing program."""
+        return self.flaky + self.offline + self.lacking
 
     @property
     def baseline(self) -> TestRun | None:
