@@ -186,3 +186,14 @@ def test_a_function_that_ends_in_an_assignment_is_ranked_too():
     assert any(m.source.endswith("if y is None:\n        return None\n") for m in found)
     # no final newline: no crash either
     assert ranked_mutants("def f(x):\n    y = g(x)", "f", evidence=Evidence(hot_lines=frozenset({2})))
+
+
+@pytest.mark.parametrize("body,dropped,not_written", [
+    ("    return sum(xs) / (len(xs) + 1)\n", "    return sum(xs) / len(xs)\n", "/ (len(xs))"),  # its own go too
+    ("    return xs[(n + 1)]\n", "    return xs[n]\n", "[(n)]"),
+    ("    return g(len(xs) + 1)\n", "    return g(len(xs))\n", "g len(xs)"),  # a call's stay
+])
+def test_a_dropped_operand_takes_its_parentheses_when_the_kept_one_needs_none(body, dropped, not_written):
+    sources = [m.source for m in mutants("def f(xs, n, g):\n" + body, "f") if m.operator == "drop-operand"]
+    assert "def f(xs, n, g):\n" + dropped in sources, sources
+    assert not any(not_written in source for source in sources), sources

@@ -6,6 +6,7 @@ bound names) and yields `(family, edit)` pairs; bot/agent/mutate.py applies, che
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -145,13 +146,25 @@ def boolean(s: Scope) -> Edits:
                     yield "boolean", (*where, new)
 
 
+def _kept(s: Scope, start: int, end: int, operand: ast.AST) -> Edit:
+    """The span `start:end` replaced by `operand`; `(len(xs) + 1)` becomes `len(xs)`, not `(len(xs))`: parentheses
+    of their own (not a call's or a subscript's) go with the dropped operand when the kept one needs none."""
+    text, kept = s.text.source, s.segment(operand)
+    before = text[:start - 1].rstrip()[-1:] if start > 0 and text[start - 1] == "(" else "("
+    after = text[end + 1:end + 2]  # `(x + 1)if`: without the parentheses, `1if` would not parse
+    if paren(kept) == kept and text[end:end + 1] == ")" and not re.fullmatch(r"[\w)\]]", before) \
+            and not re.fullmatch(r"[\w.]", after):
+        return start - 1, end + 1, kept
+    return start, end, paren(kept)
+
+
 def drop_operand(s: Scope) -> Edits:
     """Dropped operands: the excess-logic bugs."""
     for n in s.nodes:
         if isinstance(n, ast.BinOp):
             start, end = s.text.span(n)
-            yield "drop-operand", (start, end, paren(s.segment(n.left)))
-            yield "drop-operand", (start, end, paren(s.segment(n.right)))
+            yield "drop-operand", _kept(s, start, end, n.left)
+            yield "drop-operand", _kept(s, start, end, n.right)
         elif isinstance(n, ast.BoolOp):
             start, end = s.text.span(n)
             for i in range(len(n.values)):
