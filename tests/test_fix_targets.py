@@ -177,12 +177,20 @@ RELEASE = {
         def bump(version):
             major, minor = version.split(".")
             return major + "." + str(int(minor) + 2)
+
+
+        def label(version):
+            try:
+                subprocess.run(["git", "--version"], capture_output=True)
+            except FileNotFoundError:
+                pass  # a source tarball has no git: the version as it is
+            return "v" + version + "-dev"
         ''',
     "tests/test_tools.py": '''\
         import subprocess
         import sys
 
-        from release.tools import bump, last_tag
+        from release.tools import bump, label, last_tag
 
 
         def test_last_tag_of_a_fresh_repository_is_empty(tmp_path, monkeypatch):
@@ -194,6 +202,10 @@ RELEASE = {
             assert bump("1.4") == "1.5"
 
 
+        def test_label():
+            assert label("1.4") == "v1.4"
+
+
         def test_python_is_there():
             assert subprocess.run([sys.executable, "-c", "pass"]).returncode == 0
         ''',
@@ -201,12 +213,14 @@ RELEASE = {
 
 
 def test_a_test_that_runs_a_program_the_sandbox_lacks_is_set_aside(tmp_path, docker_client, sandbox_image):
-    """git is not in the sandbox: the test that runs it fails there whatever the code does, so it is no failure
-    to repair (a "fix" that catches FileNotFoundError would pass it); the other failure is repaired."""
+    """git is not in the sandbox: the test that fails for running it fails there whatever the code does, so it is
+    no failure to repair (a "fix" that catches FileNotFoundError would pass it); a test of code that ran git, fell
+    back, and then failed its assertion is repaired like the other failure."""
     llm = ByKindLLM({})
     result, _ = fix_example(docker_client, sandbox_image, make_repo(tmp_path / "repo", RELEASE), llm,
                             search=SearchOptions())
     assert result.status == "fixed", result.message
     assert result.lacking == ("tests/test_tools.py::test_last_tag_of_a_fresh_repository_is_empty",)
-    assert [t.qualname for t in result.targets][:1] == ["bump"] and "last_tag" not in result.diff
+    assert {r.target.qualname for r in result.repairs if r.status == "fixed"} == {"bump", "label"}
+    assert "last_tag" not in result.diff
     assert "## Run programs the sandbox does not have" in to_markdown(result)

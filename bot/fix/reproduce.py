@@ -127,9 +127,16 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
     return Reproduced(before, failing & again.failed, flaky, limit, offline, lacking)
 
 
+# what running a missing program raises; a test that failed otherwise (code that caught it and fell back) may fail
+# for a real bug, and stays to be repaired
+_NO_PROGRAM = frozenset(("FileNotFoundError", "CalledProcessError", "OSError"))
+
+
 def _lacking(ctx: FixRun, before: TestRun, failing: frozenset[str]) -> tuple[str, ...]:
-    """The failing tests that ran a program the sandbox does not have (bot/fix/probe_network.py)."""
-    lacking = tuple(sorted(t for t in failing if t in before.programs))
+    """The failing tests that ran a program the sandbox does not have (bot/fix/probe_network.py) and failed with
+    what that raises."""
+    raised = {f.test_id for f in before.failures if (f.error_type or "").rpartition(".")[2] in _NO_PROGRAM}
+    lacking = tuple(sorted(t for t in failing if t in before.programs and t in raised))
     if lacking:
         programs = sorted({p for t in lacking for p in before.programs[t]})
         more = " and others" if len(programs) > 3 else ""
