@@ -187,6 +187,16 @@ def test_an_existing_ci_workflow_with_a_matrix(tmp_path):
     assert_valid_workflows(root / WORKFLOW_PATH)
 
 
+def test_the_ci_commands_settings_stay_in_front_of_it(tmp_path):
+    ci = CI_MATRIX.replace("python -m pytest -n auto", "DJANGO_SETTINGS_MODULE=site.settings "
+                                                       "PY=${{ matrix.python-version }} python -m pytest -n auto")
+    root = make_repo(tmp_path / "r", {**PKG, **PYTEST_TEST, ".github/workflows/ci.yml": ci})
+    plan = plan_init(root)
+    assert plan.tests.command == "DJANGO_SETTINGS_MODULE=site.settings python -m pytest tests/unit -p no:cacheprovider"
+    assert any("left out of the CI command: 'PY=$EXPR' -n auto --cov=pkg" in note for note in plan.tests.notes)
+    TestCommand.parse(plan.tests.command)  # fixbot can run what was written
+
+
 def test_a_ci_step_that_runs_tox_reads_tox_ini(tmp_path):
     ci = "name: tests\non: [push]\njobs:\n  tox:\n    runs-on: ubuntu-latest\n    steps:\n" \
          "      - run: pip install tox\n      - run: tox -e py\n"

@@ -36,6 +36,7 @@ class TestStep:
     kind: RunnerKind
     args: tuple[str, ...]  # the runner's arguments, as written (`${{ ... }}` kept as `$EXPR`)
     module: bool  # run as `python -m ...` (which puts the working directory on sys.path)
+    env: tuple[str, ...] = ()  # the `NAME=value` words before the command, as written
 
 
 @dataclass(frozen=True)
@@ -43,6 +44,7 @@ class Runner:
     kind: RunnerKind
     args: tuple[str, ...]
     module: bool
+    env: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -89,10 +91,11 @@ def find_runner(words: list[str]) -> Runner | None:
     """The test runner a command starts, after environment assignments and wrappers (`poetry run`, `uv run`,
     `coverage run -m`, `python3.11 -m`), with its arguments; None when the command runs no tests (`pip install
     pytest` is not a test run)."""
-    index, wrapped = 0, False
+    index, wrapped, env = 0, False, []
     while index < len(words):
         word = words[index]
         if _ASSIGNMENT.match(word) or word in _WRAPPERS:
+            env += [word] if _ASSIGNMENT.match(word) else []
             index, wrapped = index + 1, True
         elif wrapped and word.startswith("-"):  # the wrapper's own options: `uv run --frozen pytest`
             index += 1
@@ -103,14 +106,14 @@ def find_runner(words: list[str]) -> Runner | None:
     rest = words[index:]
     base = rest[0].rsplit("/", 1)[-1] if rest else ""
     if base in _PYTEST:
-        return Runner("pytest", tuple(rest[1:]), False)
+        return Runner("pytest", tuple(rest[1:]), False, tuple(env))
     if base == "tox":
-        return Runner("tox", tuple(rest[1:]), False)
+        return Runner("tox", tuple(rest[1:]), False, tuple(env))
     if _PYTHON.fullmatch(base) and "-m" in rest:
         at = rest.index("-m")
         module = rest[at + 1] if at + 1 < len(rest) else ""
         if module in ("pytest", "unittest", "tox"):
-            return Runner(module, tuple(rest[at + 2:]), True)  # type: ignore[arg-type]
+            return Runner(module, tuple(rest[at + 2:]), True, tuple(env))  # type: ignore[arg-type]
     return None
 
 
@@ -126,7 +129,7 @@ def _test_steps(path: str, jobs: dict) -> list[TestStep]:
                 if runner is not None:
                     label = str(step.get("name") or shlex.join(words))
                     found.append(TestStep(workflow=path, job=str(job_id), step=label, kind=runner.kind,
-                                          args=runner.args, module=runner.module))
+                                          args=runner.args, module=runner.module, env=runner.env))
     return found
 
 

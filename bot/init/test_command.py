@@ -73,13 +73,15 @@ def clean_pytest_args(args: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str
     return tuple(kept), tuple(dropped)
 
 
-def _command(kind: str, launcher: str, args: tuple[str, ...]) -> tuple[str, tuple[str, ...]]:
+def _command(kind: str, launcher: str, args: tuple[str, ...], env: tuple[str, ...] = ()) -> tuple[str, tuple[str, ...]]:
+    """The command as fixbot runs it, after the `NAME=value` settings CI gives it (fixbot sets them too)."""
     if kind == "pytest":
         kept, dropped = clean_pytest_args(args)
     else:
         kept = tuple(a for a in args if not _unresolved(a))
         dropped = tuple(a for a in args if _unresolved(a))
-    return shlex.join((*launcher.split(), *kept)), dropped
+    settings = tuple(a for a in env if not _unresolved(a))
+    return shlex.join((*settings, *launcher.split(), *kept)), (*(a for a in env if _unresolved(a)), *dropped)
 
 
 def _launcher(kind: str, module: bool) -> str:
@@ -110,7 +112,7 @@ def _ci_step(repo: Repo, ci: CiWorkflow | None) -> DetectedTests | None:
                 return DetectedTests(command=found.command, source=f"{found.source}, which {where} runs",
                                      notes=found.notes)
             continue
-        command, dropped = _command(step.kind, _launcher(step.kind, step.module), step.args)
+        command, dropped = _command(step.kind, _launcher(step.kind, step.module), step.args, step.env)
         return DetectedTests(command=command, source=where, notes=_left_out(dropped, "the CI command"))
     return None
 
