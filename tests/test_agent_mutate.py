@@ -192,6 +192,7 @@ def test_a_function_that_ends_in_an_assignment_is_ranked_too():
     ("    return sum(xs) / (len(xs) + 1)\n", "    return sum(xs) / len(xs)\n", "/ (len(xs))"),  # its own go too
     ("    return xs[(n + 1)]\n", "    return xs[n]\n", "[(n)]"),
     ("    return g(len(xs) + 1)\n", "    return g(len(xs))\n", "g len(xs)"),  # a call's stay
+    ("    return g(2,len(xs)+1)\n", "    return g(2,len(xs))\n", "2len"),  # and the last argument's
 ])
 def test_a_dropped_operand_takes_its_parentheses_when_the_kept_one_needs_none(body, dropped, not_written):
     sources = [m.source for m in mutants("def f(xs, n, g):\n" + body, "f") if m.operator == "drop-operand"]

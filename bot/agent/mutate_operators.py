@@ -150,10 +150,10 @@ def _kept(s: Scope, start: int, end: int, operand: ast.AST) -> Edit:
     """The span `start:end` replaced by `operand`; `(len(xs) + 1)` becomes `len(xs)`, not `(len(xs))`: parentheses
     of their own (not a call's or a subscript's) go with the dropped operand when the kept one needs none."""
     text, kept = s.text.source, s.segment(operand)
-    before = text[:start - 1].rstrip()[-1:] if start > 0 and text[start - 1] == "(" else "("
+    own = start > 0 and text[start - 1] == "(" and text[end:end + 1] == ")"
+    before = text[:start - 1].rstrip()[-1:]  # a name or a closing bracket: a call's or a subscript's parentheses
     after = text[end + 1:end + 2]  # `(x + 1)if`: without the parentheses, `1if` would not parse
-    if paren(kept) == kept and text[end:end + 1] == ")" and not re.fullmatch(r"[\w)\]]", before) \
-            and not re.fullmatch(r"[\w.]", after):
+    if own and paren(kept) == kept and not re.fullmatch(r"[\w)\]]", before) and not re.fullmatch(r"[\w.]", after):
         return start - 1, end + 1, kept
     return start, end, paren(kept)
 
