@@ -5,6 +5,7 @@ from __future__ import annotations
 from bot.agent.evidence import Evidence
 from bot.agent.mutate import ranked_mutants
 from bot.agent.mutate_bytes import bytes_shown
+from bot.fix.testrun import TestCommand
 
 from .test_fix_realrepo import make_repo
 from .test_mutate_guards import _added_by_the_search
@@ -105,3 +106,39 @@ def test_the_search_encodes_what_the_tests_want_as_bytes_before_the_model_is_ask
     assert _added_by_the_search(root, docker_client, sandbox_image) == [
         "+        return urlencode(sorted(fields.items())).encode('utf-8')",
         "+    return urlencode(fields).encode('utf-8')"]
+
+
+NOTES = '''def save(path, text, raw=b""):
+    with open(path, "w") as f:
+        f.write(text)
+    with open(path + ".raw", "wb") as f:
+        f.write(raw)
+    return path
+'''
+
+
+def test_text_files_get_an_encoding_only_when_the_failure_is_a_unicode_error():
+    def encoded(source: str, error: str) -> list[str]:
+        found = ranked_mutants(source, "save", evidence=Evidence(exceptions=(error,)))
+        return [m.source for m in found if m.operator == "encoding"]
+
+    assert encoded(NOTES, "UnicodeEncodeError") == [NOTES.replace('open(path, "w")',
+                                                                  "open(path, \"w\", encoding='utf-8')")]  # not "wb"
+    assert encoded(NOTES, "ValueError") == []
+    both = "def save(p, q):\n    p.write_text(q.read_text(),)\n"
+    assert encoded(both, "UnicodeDecodeError") == [  # each call, then both at once
+        "def save(p, q):\n    p.write_text(q.read_text(encoding='utf-8'),)\n",
+        "def save(p, q):\n    p.write_text(q.read_text(), encoding='utf-8')\n",
+        "def save(p, q):\n    p.write_text(q.read_text(encoding='utf-8'), encoding='utf-8')\n"]
+
+
+def test_the_search_gives_a_file_written_in_the_locales_encoding_utf_8(tmp_path, docker_client, sandbox_image):
+    """PySnooper-1's bug: a file written in the locale's encoding, which fails only where that is not UTF-8; the
+    test command sets such a locale, as a CI runner's may be."""
+    tests = ("from notes import save\n\n\ndef test_accents(tmp_path):\n    path = str(tmp_path / 'n.txt')\n"
+             "    save(path, 'été')\n    with open(path, 'rb') as f:\n"
+             "        assert f.read() == 'été'.encode('utf-8')\n")
+    root = make_repo(tmp_path / "notes", {"notes.py": NOTES, "tests/test_notes.py": tests})
+    command = TestCommand.parse("LANG=C PYTHONUTF8=0 PYTHONCOERCECLOCALE=0 pytest")
+    assert _added_by_the_search(root, docker_client, sandbox_image, test_command=command) == [
+        "+    with open(path, \"w\", encoding='utf-8') as f:"]

@@ -74,10 +74,10 @@ E       ValueError: chr() arg not in range(0x110000)
 '''
 
 
-def _added_by_the_search(root, docker_client, sandbox_image) -> list[str]:
+def _added_by_the_search(root, docker_client, sandbox_image, **options) -> list[str]:
     """The lines the fix adds, when the search alone repairs the repository: the model knows no fix."""
     llm = ByNameLLM({})
-    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions(), **options)
     assert result.status == "fixed", result.message
     assert llm.asked == []
     return [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]

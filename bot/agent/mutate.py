@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from .blocks import find_function
 from .code import assigned_names, code_hash
 from .evidence import NO_EVIDENCE, Evidence
-from .mutate_bytes import bytes_edits
+from .mutate_bytes import UNICODE_ERRORS, bytes_edits, encoding_edits
 from .mutate_guards import except_edits, skip_edits
 from .mutate_names import import_edits, rename_edits
 from .mutate_operators import scope_edits, scope_names
@@ -68,7 +68,10 @@ def _raw_edits(function_source: str, name: str, evidence: Evidence = NO_EVIDENCE
     skipped = [("skip-none", e) for scope in scopes for e in skip_edits(text, scope, hot, list(evidence.nones))]
     caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot, list(evidence.exceptions))]
     border = [e for scope in scopes for e in bytes_edits(text, scope)] if evidence.bytes_shown else []
-    return text, renamed + skipped + caught + border + [e for scope in scopes for e in scope_edits(text, scope)]
+    encoded = [e for scope in scopes for e in encoding_edits(text, scope)] \
+        if UNICODE_ERRORS & set(evidence.exceptions) else []  # before `caught`: a fix, not a swallowed error
+    return text, renamed + skipped + encoded + caught + border + \
+        [e for scope in scopes for e in scope_edits(text, scope)]
 
 
 def _checked(function_source: str, text: Text, edits: Iterable[tuple[str, Edit]], seen: set[str],

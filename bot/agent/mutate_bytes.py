@@ -6,6 +6,10 @@ shows (`isinstance(data, bytes)`), or an error that names bytes. Then
 - each parameter, and all of them at once, decoded at the top of the body:
   `if isinstance(p, bytes): p = p.decode('utf-8')`;
 - each returned value, and all of them at once, encoded: `return x` -> `return x.encode('utf-8')`.
+
+And when the failure is a UnicodeEncodeError or UnicodeDecodeError (a file written or read in the locale's
+encoding, which is not UTF-8 everywhere): each text-mode `open(...)`, `x.open(...)`, `read_text()` and
+`write_text(...)` without an encoding given one, `encoding='utf-8'`.
 """
 from __future__ import annotations
 
@@ -61,6 +65,37 @@ def _encode_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> I
             pieces += [text.source[at:s], new]
             at = e
         yield start, end, "".join(pieces)
+
+
+UNICODE_ERRORS = frozenset(("UnicodeEncodeError", "UnicodeDecodeError"))
+_TEXT_FILE_CALLS = ("open", "read_text", "write_text")
+
+
+def _binary_mode(call: ast.Call) -> bool:
+    modes = [*call.args[:2], *(k.value for k in call.keywords if k.arg == "mode")]
+    return any(isinstance(m, ast.Constant) and isinstance(m.value, str) and re.fullmatch(r"[rwxabt+]+", m.value)
+               and "b" in m.value for m in modes)
+
+
+def encoding_edits(text: Text, func: ast.AST) -> Iterator[tuple[str, Edit]]:
+    """`encoding='utf-8'` added to each text-file call that gives none, then to all of them at once (see the
+    module's docstring)."""
+    added: list[Edit] = []
+    for call in _own_nodes(func):
+        if not isinstance(call, ast.Call) or any(k.arg == "encoding" or k.arg is None for k in call.keywords):
+            continue
+        name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", None)
+        if name not in _TEXT_FILE_CALLS or name == "open" and _binary_mode(call):
+            continue
+        end = text.span(call)[1] - 1  # the closing parenthesis
+        inside = text.source[text.span(call.func)[1]:end].strip()
+        separator = "" if inside == "(" else " " if inside.endswith(",") else ", "
+        added.append((end, end, f"{separator}encoding='utf-8'"))
+    added.sort()
+    yield from (("encoding", e) for e in added)
+    if len(added) > 1:  # one edit from the first insertion to the last, the text between kept
+        pieces = [added[0][2]] + [text.source[a[1]:b[0]] + b[2] for a, b in zip(added, added[1:])]
+        yield "encoding", (added[0][0], added[-1][1], "".join(pieces))
 
 
 def _own_nodes(func: ast.AST) -> Iterator[ast.AST]:
