@@ -25,7 +25,7 @@ from ..fix.environment import EnvRequest
 from ..fix.patch import apply_patch, touched_files
 from ..fix.pipeline import FixOptions
 from ..fix.python_choice import job_python_versions
-from ..fix.python_workflow import job_test_env
+from ..fix.python_workflow import job_test_env, shared_values
 from ..fix.result import FixResult, write_outputs
 from ..fix.run import fix_checkout
 from ..fix.testrun import TestCommand
@@ -80,8 +80,7 @@ def _ci_test_env(workspace: Path, workflow: str, jobs: Sequence[JobInfo]) -> tup
     """The variables the failed jobs' test step ran with (the same in each), from the workflow file: the sandbox
     runs the tests in a clean environment, so a settings module or locale the CI sets must be set there too."""
     text = _workflow_text(workspace, workflow)
-    envs = [job_test_env(text, job.name) for job in jobs] if text else []
-    return tuple((k, v) for k, v in envs[0].items() if all(e.get(k) == v for e in envs[1:])) if envs else ()
+    return tuple(shared_values([job_test_env(text, job.name) for job in jobs] if text else []).items())
 
 
 def _env_request(config: Config, versions: tuple[str, ...]) -> EnvRequest:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from collections.abc import Mapping, Sequence
 
 import yaml
 
@@ -228,5 +229,10 @@ def job_test_env(workflow_text: str, job_name: str) -> dict[str, str]:
     steps = job.get("steps")
     step: dict = next((s for s in steps if _runs_tests(s)), {}) if isinstance(steps, list) else {}
     envs = [_env(workflow.get("env"), job.get("env"), step.get("env"), matrix=matrix) for matrix in matched]
-    common = {k: v for k, v in envs[0].items() if all(e.get(k) == v for e in envs[1:])}
+    common = shared_values(envs)
     return {k: v for k, v in common.items() if not k.startswith(_NOT_THE_TESTS) and k not in ("PATH", "HOME")}
+
+
+def shared_values(envs: Sequence[Mapping[str, str]]) -> dict[str, str]:
+    """The variables every one of `envs` sets to the same value ({} for none)."""
+    return {k: v for k, v in envs[0].items() if all(e.get(k) == v for e in envs[1:])} if envs else {}
