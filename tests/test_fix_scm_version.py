@@ -8,7 +8,8 @@ from pathlib import Path
 import pytest
 
 from bot.fix.checkout import load_checkout
-from bot.fix.scm_version import pretend_version_env, project_name
+from bot.fix.install_plan import install_plan
+from bot.fix.scm_version import pretend_version_env
 from bot.fix.testrun import TestCommand, run_tests
 from bot.fix.types import Checkout
 from sandbox import open_sandbox
@@ -31,21 +32,23 @@ def git_repo(root: Path, files: dict[str, str], tag: str | None) -> Path:
 
 
 @pytest.mark.parametrize("files, name", [
-    ({"pyproject.toml": SCM_PYPROJECT}, "Demo.Pkg"),
-    ({"setup.cfg": "[metadata]\nname = demo-cfg\n", "setup.py": "setup(use_scm_version=True)\n"}, "demo-cfg"),
-    ({"setup.py": "from setuptools import setup\nsetup(name='demo_py', use_scm_version=True)\n"}, "demo_py"),
-    ({"setup.py": "setup(name=NAME)\n"}, None),
+    ({"pyproject.toml": SCM_PYPROJECT}, "DEMO_PKG"),
+    ({"setup.cfg": "[metadata]\nname = demo-cfg\n", "setup.py": "setup(use_scm_version=True)\n"}, "DEMO_CFG"),
+    ({"setup.py": "from setuptools import setup\nsetup(name='demo_py', use_scm_version=True)\n"}, "DEMO_PY"),
+    ({"setup.py": "setup(name=NAME, use_scm_version=True)\n"}, None),
 ])
-def test_project_name(files, name):
-    assert project_name(Checkout("/nowhere", {p: t.encode() for p, t in files.items()})) == name
+def test_the_project_name_the_plan_reads_names_the_variable(files, name):
+    plan = install_plan(Checkout("/nowhere", {p: t.encode() for p, t in files.items()}))
+    variable = "SETUPTOOLS_SCM_PRETEND_VERSION" + (f"_FOR_{name}" if name else "")
+    assert plan.env == ((variable, "0.0.0"),)  # /nowhere has no tags
 
 
 @pytest.mark.parametrize("tag, version", [("v2.3.1", "2.3.1"), ("release-x", "0.0.0"), (None, "0.0.0")])
 def test_the_version_is_the_latest_tag_for_the_project_alone(tmp_path, tag, version):
     checkout = load_checkout(git_repo(tmp_path, {"pyproject.toml": SCM_PYPROJECT, "test_x.py": ""}, tag))
-    assert pretend_version_env(checkout) == {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_DEMO_PKG": version}
+    assert pretend_version_env(checkout, "Demo.Pkg") == {"SETUPTOOLS_SCM_PRETEND_VERSION_FOR_DEMO_PKG": version}
     plain = {"pyproject.toml": '[project]\nname = "plain"\nversion = "1.0"\n', "test_x.py": ""}
-    assert pretend_version_env(load_checkout(git_repo(tmp_path / "plain", plain, tag))) == {}
+    assert pretend_version_env(load_checkout(git_repo(tmp_path / "plain", plain, tag)), "plain") == {}
 
 
 def test_a_git_versioned_project_installs_and_reads_its_own_version(built, tmp_path):

@@ -69,6 +69,7 @@ class _Project:
     tests_require: tuple[tuple[str, tuple[str, ...]], ...]  # (file, requirement strings)
     files: tuple[str, ...]  # other files its metadata reads (setuptools `file =` directives)
     declared: tuple[str, ...] | None = None  # [project] dependencies and optional ones by extra, when static
+    name: str | None = None  # the distribution's name, where pyproject.toml, setup.cfg or setup.py gives it
     optional: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
@@ -100,7 +101,7 @@ def install_plan(checkout: Checkout, *, setup: Sequence[str] = (), python: str |
         sources = tuple(dict.fromkeys((*(step.source for step in steps), *included)))
     read = {p for p in checkout.files if p in _CONFIG_FILES or DECLARATION_FILE.fullmatch(p)}
     read |= {p for p in (*closure, *project.files) if p in checkout.files}
-    env = tuple(pretend_version_env(checkout).items())
+    env = tuple(pretend_version_env(checkout, project.name).items())
     return InstallPlan(steps=steps, sources=sources, inputs_digest=_digest(checkout, read, steps, commands, env),
                        custom=bool(commands), index_urls=tuple(dict.fromkeys(urls)), notes=tuple(notes), env=env)
 
@@ -191,7 +192,9 @@ def _read_project(checkout: Checkout, notes: list[str]) -> _Project:
     project = _table(data, "project")
     static = "project" in data and "dependencies" not in (project.get("dynamic") or [])
     optional = _table(project, "optional-dependencies")
-    return _Project(source=source,
+    name = project.get("name") if isinstance(project.get("name"), str) else None
+    name = name or cfg.get("metadata", "name", fallback=None) or (setup_py.name if setup_py else None)
+    return _Project(source=source, name=name,
                     extras=tuple(dict.fromkeys(e for names in readable for e in names)) if readable else None,
                     groups=tuple(_table(data, "dependency-groups")), tests_require=tuple(tests_require),
                     files=tuple(_file_directives(_table(data, "tool", "setuptools", "dynamic"))),

@@ -14,6 +14,7 @@ from typing import TypeGuard
 class SetupPy:
     extras: tuple[str, ...] | None = None  # the extras' names; None: no literal `extras_require` found
     tests_require: tuple[str, ...] | None = None  # requirement strings; None: absent or not a literal
+    name: str | None = None  # the distribution's name; None: absent or not a literal
 
 
 def read_setup_py(source: str) -> SetupPy:
@@ -26,8 +27,10 @@ def read_setup_py(source: str) -> SetupPy:
         return SetupPy()
     bindings = _module_bindings(tree)
     keywords = {k.arg: _resolve(k.value, bindings) for k in call.keywords if k.arg}
+    name = keywords.get("name")
     return SetupPy(extras=_extra_names(keywords.get("extras_require")),
-                   tests_require=_strings(keywords.get("tests_require")))
+                   tests_require=_strings(keywords.get("tests_require")),
+                   name=name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None)
 
 
 def _is_setup(node: ast.AST) -> TypeGuard[ast.Call]:
