@@ -269,3 +269,51 @@ def test_no_check_goes_before_an_elif_it_would_split_the_chain():
               "    elif selector.type == 2:\n        return 2\n    return 3\n")
     found = ranked_mutants(source, "kind", evidence=Evidence(hot_lines=frozenset({4}), nones=("attr:type",)))
     assert not [m for m in found if m.operator == "skip-none"]
+
+
+SELECTORS = (
+    "def build(spec):\n"
+    "    def parse(tokens):\n"
+    "        found = []\n"
+    "        for t in tokens:\n"
+    "            found.append(None if t == '/' else t)\n"
+    "        return found\n"
+    "\n"
+    "    def one(selector):\n"
+    "        if isinstance(selector, list):\n"
+    "            fs = [one(s) for s in selector]\n"
+    "            return ''.join(fs)\n"
+    "        elif selector.upper() == 'B':\n"
+    "            return 'best'\n"
+    "        return selector\n"
+    "\n"
+    "    return one(parse(spec))\n")
+SELECTORS_FAILURE = """    def one(selector):
+        if isinstance(selector, list):
+>           fs = [one(s) for s in selector]
+
+sel.py:10:
+    def one(selector):
+        if isinstance(selector, list):
+            fs = [one(s) for s in selector]
+            return ''.join(fs)
+>       elif selector.upper() == 'B':
+E       AttributeError: 'NoneType' object has no attribute 'upper'
+"""
+
+
+def test_a_comprehension_that_hands_a_none_on_skips_it():
+    """The None was used in the function the comprehension calls (whose check would go before an elif): the
+    comprehension the traceback shows leaves that item out, the edit that fixed youtube-dl-8's format selector."""
+    evidence = read_evidence(SELECTORS, SELECTORS_FAILURE)
+    found = [m.source for m in ranked_mutants(SELECTORS, "build", evidence=evidence) if m.operator == "skip-none"]
+    assert found == [SELECTORS.replace("[one(s) for s in selector]", "[one(s) for s in selector if s is not None]")]
+    namespace: dict = {}
+    exec(found[0], namespace)
+    assert namespace["build"](["b", "/", "x"]) == "bestx"
+    generator = "def total(xs):\n    return sum(size(x) for x in xs if x)\n"
+    assert [m.source for m in ranked_mutants(generator, "total", evidence=Evidence(
+        hot_lines=frozenset({2}), nones=("attr:size",))) if m.operator == "skip-none"] == [
+        "def total(xs):\n    return sum(size(x) for x in xs if x if x is not None)\n"]
+    assert not [m for m in ranked_mutants(SELECTORS, "build", evidence=Evidence(hot_lines=evidence.hot_lines))
+                if m.operator == "skip-none"]  # no None in the failure: no such edit

@@ -3,7 +3,7 @@
 Every mutant is the function's own text with one span replaced, so that untouched characters (docstring,
 comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried: when
 the search knows the failure (`ranked_mutants`), a None it shows used as an object skipped where the traceback
-shows it (`if x is None: continue`), a statement the traceback shows raising a builtin exception wrapped in
+shows it (`if x is None: continue`, or a comprehension's `if x is not None`), a statement the traceback shows raising a builtin exception wrapped in
 try/except, and parameters decoded from bytes when the failure shows bytes given; then the families of
 bot/agent/mutate_operators.py in the order of its `OPERATORS`:
 a name that a lambda returns instead of calling it; comparison, arithmetic and boolean operator swaps; dropped
@@ -24,7 +24,7 @@ from .blocks import find_function
 from .code import assigned_names, code_hash
 from .evidence import NO_EVIDENCE, Evidence
 from .mutate_bytes import UNICODE_ERRORS, bytes_edits, encoding_edits
-from .mutate_guards import except_edits, skip_edits
+from .mutate_guards import except_edits, filter_edits, skip_edits
 from .mutate_names import import_edits, rename_edits
 from .mutate_operators import scope_edits, scope_names
 from .mutate_text import Edit, Text
@@ -65,7 +65,8 @@ def _raw_edits(function_source: str, name: str, evidence: Evidence = NO_EVIDENCE
     renamed = [("import", e) for scope in scopes for e in import_edits(text, scope, undefined)] + \
         [("undefined", e) for scope in scopes
          for e in rename_edits(text, scope, undefined, scope_names(scope))] if undefined else []
-    skipped = [("skip-none", e) for scope in scopes for e in skip_edits(text, scope, hot, list(evidence.nones))]
+    skipped = [("skip-none", e) for scope in scopes for edits in (skip_edits, filter_edits)
+               for e in edits(text, scope, hot, list(evidence.nones))]
     caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot, list(evidence.exceptions))]
     border = [e for scope in scopes for e in bytes_edits(text, scope)] if evidence.bytes_shown else []
     encoded = [e for scope in scopes for e in encoding_edits(text, scope)] \

@@ -9,7 +9,8 @@ Two forms, each inserted as whole lines with the surrounding indentation, so eve
 
 A skipped None: when the failure says a None was used as an object (`'NoneType' object has no attribute 'decode'`,
 `... is not subscriptable`), the statement the traceback shows doing so gets `if x is None: continue` before it
-inside a loop (skip that item), or an early return outside one, for each name it uses that way.
+inside a loop (skip that item), or an early return outside one, for each name it uses that way; a comprehension
+the traceback shows gets `if x is not None` for its loop variable (the None used in the function it calls).
 
 And a caught exception: the statement the failure's traceback shows raising a builtin exception, wrapped in
 `try: ... except ThatError:` (a return falls through to the rest of the body, an assignment gets None), the other
@@ -85,6 +86,26 @@ def skip_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], uses: lis
         for name in _used_as(_header(stmt), uses):
             for body in ["continue"] if in_loop else [f"return {v}" for v in values]:
                 yield at, at, f"{indent}if {name} is None:\n{indent}    {body}\n"
+
+
+def filter_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], uses: list[str]) -> Iterator[Edit]:
+    """` if x is not None` at the end of a comprehension on a line the traceback shows, for each of its loop
+    variables x that its element uses: the item skipped, as `continue` skips it in a loop, when the None was
+    used as an object further down (in the function the element calls, `[build(s) for s in parts]`)."""
+    if not uses:
+        return
+    for node in ast.walk(func):
+        if not isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) \
+                or node.lineno not in hot_lines:
+            continue
+        element = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
+        used = {n.id for part in element for n in ast.walk(part) if isinstance(n, ast.Name)}
+        close = text.span(node)[1] - 1  # the comprehension's closing bracket (a call's, for a lone generator)
+        if text.source[close:close + 1] not in ("]", "}", ")"):
+            continue
+        for generator in node.generators:
+            if isinstance(generator.target, ast.Name) and generator.target.id in used:
+                yield close, close, f" if {generator.target.id} is not None"
 
 
 def _statements(body: list[ast.stmt], in_loop: bool) -> Iterator[tuple[ast.stmt, bool]]:
