@@ -377,3 +377,22 @@ def test_a_test_that_keeps_growing_a_list_fails_alone_with_its_line(docker_sandb
         assert re.search(r"it was growing here .*\n.*\n  countdown\.py:[34] in countdown: (while n != 0:|steps"
                          r"\.append\(n\))$", feedback, re.M), feedback
         assert len(feedback.splitlines()) <= 6, feedback
+
+
+def test_a_suite_whose_coverage_is_too_large_to_bring_back_keeps_its_outcomes(docker_sandbox, monkeypatch):
+    """The sandbox brings back no file over its cap (8 MB; youtube-dl's 1,298 tests gave 15 MB of per-test
+    coverage as node ids per line). The outcomes are in a file of their own, so the run still knows what passed
+    (which tests to guard) and what needed the network; the ranking then has the tracebacks only."""
+    import sandbox.wire
+
+    body = "".join(f"    total += {i}\n" for i in range(300))
+    tests = "".join(f"def test_{i}():\n    assert long() == {sum(range(300)) + (i == 0)}\n\n\n" for i in range(20))
+    files = encode({"long.py": f"def long():\n    total = 0\n{body}    return total\n",
+                    "tests/test_long.py": "from long import long\n\n\n" + tests})
+    measured = run_tests(docker_sandbox, files, TestCommand(), coverage=True, strict=False)
+    assert measured.coverage and len(measured.coverage["long.py"][5]) == 20, measured.output  # ids, indexed
+    assert len(measured.passed) == 19 and measured.failed == {"tests/test_long.py::test_0"}
+    monkeypatch.setattr(sandbox.wire, "COLLECT_BYTES", 8 * 1024)  # the probe's outcomes fit; the coverage does not
+    capped = run_tests(docker_sandbox, files, TestCommand(), coverage=True, strict=False)
+    assert capped.coverage is None
+    assert capped.passed == measured.passed and capped.failed == measured.failed, capped.output

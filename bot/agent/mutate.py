@@ -3,9 +3,9 @@
 Every mutant is the function's own text with one span replaced, so that untouched characters (docstring,
 comments, spacing) stay byte for byte and the diff shows one edit. Operators, in the order they are tried: when
 the search knows the failure (`ranked_mutants`), a None it shows used as an object skipped where the traceback
-shows it (`if x is None: continue`, or a comprehension's `if x is not None`), a statement the traceback shows raising a builtin exception wrapped in
-try/except, and parameters decoded from bytes when the failure shows bytes given; then the families of
-bot/agent/mutate_operators.py in the order of its `OPERATORS`:
+shows it (`if x is None: continue`, or a comprehension's `if x is not None`), a statement the traceback shows
+raising a builtin exception wrapped in try/except, and parameters decoded from bytes when the failure shows bytes
+given; then the families of bot/agent/mutate_operators.py in the order of its `OPERATORS`:
 a name that a lambda returns instead of calling it; comparison, arithmetic and boolean operator swaps; dropped
 operands; constants +-1; edits of regular expressions (bot/agent/mutate_regex.py); missing None checks
 (bot/agent/mutate_guards.py); swapped calls from small families (min/max, any/all, ...); +-1 on range/slice/index

@@ -1,9 +1,11 @@
 """fixbot's pytest plugin, shipped into the sandbox next to the repository and loaded with `-p fixbot_probe`.
 
 It writes one JSON file ($FIXBOT_PROBE_OUT): the rootdir, every test's outcome by its exact node id, each test's
-call duration, the tests that hit the per-test time limit with the project frames they were running, and, when
-$FIXBOT_COVERAGE=1, which tests executed which lines (coverage.py with one context per test, the way pytest-cov
-does it). Node ids from here are exact; JUnit XML gives the failure details.
+call duration, the tests that hit the per-test time limit with the project frames they were running; and, when
+$FIXBOT_COVERAGE=1, `coverage.json` beside it: which tests executed which lines (coverage.py with one context per
+test, the way pytest-cov does it), each test's id written once and referred to by its index. A file of its own,
+because a large suite's coverage can outgrow what the sandbox brings back, and the outcomes must not be lost
+with it. Node ids from here are exact; JUnit XML gives the failure details.
 
 $FIXBOT_TEST_TIMEOUT (seconds): each phase of a test (setup, call, teardown) and each module's import gets a
 SIGALRM timer whose handler raises `TestTimeout`, a BaseException (so `except Exception` in the code under test
@@ -351,9 +353,11 @@ def _note_stopped(nodeid):
 
 
 def _coverage(cov, rootdir):
+    """{"tests": [node id, ...], "files": {path: {line: [index into tests, ...]}}}"""
     cov.stop()
     data = cov.get_data()
     lines = {}
+    index = {}
     for path in data.measured_files():
         rel = os.path.relpath(path, rootdir)
         if rel.startswith("..") or any(part in SKIP_PARTS for part in rel.split(os.sep)[:-1]):
@@ -362,10 +366,10 @@ def _coverage(cov, rootdir):
         for line, contexts in data.contexts_by_lineno(path).items():
             tests = sorted(c for c in contexts if c)
             if tests:
-                by_line[str(line)] = tests
+                by_line[str(line)] = [index.setdefault(test, len(index)) for test in tests]
         if by_line:
             lines[rel.replace(os.sep, "/")] = by_line
-    return lines
+    return {"tests": list(index), "files": lines}
 
 
 def _write(with_coverage):
@@ -377,12 +381,16 @@ def _write(with_coverage):
                "test_timeout": _state["limit"], "memory": sorted(map(_modern, _memory)),
                "memory_limit_mb": memory.threshold_mb(), "network": _by_modern(network.attempts()),
                "programs": _by_modern(network.missing_programs())}
+    _dump(payload, out)
     if with_coverage and _state["cov"] is not None:
-        payload["coverage"] = _coverage(_state["cov"], _state["rootdir"])
-    tmp = out + ".tmp"
+        _dump(_coverage(_state["cov"], _state["rootdir"]), os.path.join(os.path.dirname(out), "coverage.json"))
+
+
+def _dump(payload, path):
+    tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(payload, f)
-    os.replace(tmp, out)  # the watchdog may write while the main thread ends: never a half-written file
+        json.dump(payload, f, separators=(",", ":"))
+    os.replace(tmp, path)  # the watchdog may write while the main thread ends: never a half-written file
 
 
 def pytest_unconfigure(config):

@@ -26,6 +26,7 @@ from .types import TestRun
 
 PROBE_DIR = ".fixbot-probe"
 PROBE_OUT = f"{PROBE_DIR}/probe.json"
+COVERAGE_OUT = f"{PROBE_DIR}/coverage.json"  # written beside PROBE_OUT by the probe
 JUNIT = f"{PROBE_DIR}/junit.xml"
 SELECT = f"{PROBE_DIR}/select.json"  # the node ids to run, read by the probe
 VARIANTS = f"{PROBE_DIR}/variants.json"  # the manifest of the variants forked from one job's process
@@ -132,7 +133,7 @@ def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: 
     if chosen:
         env["FIXBOT_SELECT"] = SELECT
         all_files[SELECT] = json.dumps(chosen)
-    return Job(all_files, argv, timeout, env=env, collect=(PROBE_OUT, JUNIT))
+    return Job(all_files, argv, timeout, env=env, collect=(PROBE_OUT, JUNIT, *((COVERAGE_OUT,) if coverage else ())))
 
 
 def _failures(result: RunResult, root: str | None, output: str) -> list[Failure]:
@@ -177,16 +178,33 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
     if not outcomes and not failures and not unreported and result.exit_code != 0:
         failed.add("<pytest>")  # pytest died before reporting anything (a crash, a timeout, a broken conftest)
     failures = _with_probe_failures(failures, probe, failed, timeouts)
-    coverage = probe.get("coverage")
+    coverage = _coverage(job, result)
     return TestRun(command=tuple(job.command), exit_code=result.exit_code, passed=frozenset(passed),
                    failed=frozenset(failed), failures=tuple(f for f in failures if f.test_id in failed),
                    duration_s=result.duration_s, output=output, timed_out=result.timed_out,
-                   coverage=None if coverage is None else {
-                       path: {int(line): frozenset(ids) for line, ids in lines.items()}
-                       for path, lines in coverage.items()},
+                   coverage=coverage,
                    durations={i: float(d) for i, d in probe.get("durations", {}).items()}, timeouts=timeouts,
                    network={i: tuple(hosts) for i, hosts in probe.get("network", {}).items()},
                    programs={i: tuple(names) for i, names in probe.get("programs", {}).items()})
+
+
+def _coverage(job: Job, result: RunResult) -> dict[str, dict[int, frozenset[str]]] | None:
+    """Which tests ran each line, from the probe's coverage.json; None when the run measured none, or when the
+    file was too large to bring back (logged: localization then has the tracebacks only)."""
+    if COVERAGE_OUT not in job.collect:
+        return None
+    try:
+        data = json.loads(result.files[COVERAGE_OUT])
+    except KeyError:
+        if PROBE_OUT in result.files:  # the probe wrote its outcomes, so it reached the coverage too
+            log.warning("per-test coverage was too large to bring back from the sandbox: suspects are ranked by "
+                        "the failures' tracebacks only")
+        return None
+    except ValueError:
+        return None
+    tests = data["tests"]
+    return {path: {int(line): frozenset(tests[i] for i in ids) for line, ids in lines.items()}
+            for path, lines in data["files"].items()}
 
 
 def _conftest_run(job: Job, result: RunResult, output: str, conftest: BrokenConftest) -> TestRun:
