@@ -34,6 +34,8 @@ class Text(Protocol):
     source: str
     starts: list[int]
 
+    def span(self, node: ast.AST) -> tuple[int, int]: ...
+
 
 def guard_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef, body: list[ast.stmt]) -> Iterator[Edit]:
     """Early returns for a parameter at the top of the body, and for a name just after the top-level statement
