@@ -8,6 +8,7 @@ import pytest
 
 from bot.agent.parts import join_parts
 from bot.agent.types import Attempt
+from bot.failures import Failure
 from bot.fix.briefing import agent_target, explanation, target_source
 from bot.fix.harness import with_code
 from bot.fix.pairs import calls, current, next_pair, pair_key
@@ -136,3 +137,12 @@ def test_the_report_says_both_spans_were_changed():
     assert "split between `Stats.percent`" in report
     assert "| `stats.py::Stats.percent` + `stats.py::ratio` | 1 | draft | passed |" in report
     assert '"helper": {' in FixResult("fixed", "/r", "pytest", "m", "fixed", repairs=(repair,)).to_json()
+
+
+def test_the_report_names_the_error_once():
+    """JUnit XML's message starts with the exception's name, which the explanation already gives."""
+    before = target_source(FILES, CALLER)
+    failure = Failure("tests/test_s.py::test_percent", "tests/test_s.py", 3, "percent(1, 2)", None, None,
+                      "AttributeError", "AttributeError: 'NoneType' object has no attribute 'type'")
+    text = explanation(CALLER, before, before.replace("a // b", "a / b"), (failure,), (failure.test_id,))
+    assert "fail at `percent(1, 2)` with AttributeError: 'NoneType' object has no attribute 'type'." in text, text

@@ -167,7 +167,8 @@ def explanation(target: CodeTarget, before: str, after: str, failures: Iterable[
         if failure.actual is not None and failure.expected is not None:
             text += f" (got `{failure.actual}`, expected `{failure.expected}`)"
         elif failure.error_type:
-            text += f" with {failure.error_type}" + (f": {failure.message}" if failure.message else "")
+            message = (failure.message or "").removeprefix(f"{failure.error_type}: ")  # JUnit's message names it
+            text += f" with {failure.error_type}" + (f": {message}" if message else "")
         text += "."
     reasons = target.reasons + (helper.reasons if helper else ())
     if reasons:
