@@ -190,13 +190,13 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
 
 def _coverage(job: Job, result: RunResult) -> dict[str, dict[int, frozenset[str]]] | None:
     """Which tests ran each line, from the probe's coverage.json; None when the run measured none, or when the
-    file was too large to bring back (logged: localization then has the tracebacks only)."""
+    file did not come back (logged: localization then has the tracebacks only)."""
     if COVERAGE_OUT not in job.collect:
         return None
     try:
         data = json.loads(result.files[COVERAGE_OUT])
     except KeyError:
-        if PROBE_OUT in result.files:  # the probe wrote its outcomes, so it reached the coverage too
+        if PROBE_OUT in result.files and not result.timed_out:  # the probe ended, so it wrote the coverage too
             log.warning("per-test coverage was too large to bring back from the sandbox: suspects are ranked by "
                         "the failures' tracebacks only")
         return None
