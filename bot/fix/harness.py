@@ -4,7 +4,9 @@ candidate goes into its own span.
 
 A candidate is judged by two sets of tests in one sandbox batch: the failing tests that blame the target must
 pass, and the guards (tests that passed before and ran the target) must still pass. A candidate that fixes the
-failing test and breaks a neighbour is a failed attempt whose feedback names what it broke."""
+failing test and breaks a neighbour is a failed attempt whose feedback names what it broke. When the guards are
+many (a function every test of a large suite runs), the failing tests run first and the guards only for the
+candidates that pass them: most candidates fail, and each would otherwise run the whole suite."""
 from __future__ import annotations
 
 import time
@@ -23,6 +25,7 @@ from .types import CodeTarget, TestRun
 
 BATCH_OVERHEAD_S = 60.0  # interpreter start, collection and imports of one batch, beyond the tests' own limits
 MAX_BROKEN_SHOWN = 3
+GUARDS_APART = 20  # more guards than this: they run only for the candidates that pass the failing tests
 
 
 def target_span(target: CodeTarget) -> Span:
@@ -78,11 +81,20 @@ class RepoHarness:
 
     def check_many(self, sources: Sequence[str]) -> list[TestOutcome]:
         variants = [with_code(self.files, self.targets, self.expand(s) if self.expand else s) for s in sources]
-        selected = self.test_ids | self.guards
+        if len(self.guards) <= GUARDS_APART:
+            return [self._outcome(run) for run in self._run(variants, self.test_ids | self.guards)]
+        runs = self._run(variants, self.test_ids)
+        passing = [i for i, run in enumerate(runs) if tests_pass(run, self.test_ids)]
+        guarded = self._run([variants[i] for i in passing], self.test_ids | self.guards) if passing else []
+        for i, run in zip(passing, guarded):
+            runs[i] = run
+        return [self._outcome(run) for run in runs]
+
+    def _run(self, variants: Sequence[Mapping[str, bytes]], selected: frozenset[str]) -> list[TestRun]:
         runs = run_many(self.sandbox, variants, self.command, pythonpath=self.pythonpath, select=selected,
                         timeout=self._batch_timeout(len(selected)), test_timeout=self.test_timeout_s, strict=False)
         self.runs.extend(runs)
-        return [self._outcome(run) for run in runs]
+        return runs
 
     def _batch_timeout(self, tests: int) -> float:
         """Every test may use its own limit; the batch never runs past the run's deadline."""
