@@ -196,9 +196,9 @@ def _coverage(job: Job, result: RunResult) -> dict[str, dict[int, frozenset[str]
     try:
         data = json.loads(result.files[COVERAGE_OUT])
     except KeyError:
-        if PROBE_OUT in result.files and not result.timed_out:  # the probe ended, so it wrote the coverage too
-            log.warning("per-test coverage was too large to bring back from the sandbox: suspects are ranked by "
-                        "the failures' tracebacks only")
+        if PROBE_OUT in result.files and not result.timed_out:
+            log.warning("per-test coverage did not come back from the sandbox (too large, or the run ended before "
+                        "writing it): suspects are ranked by the failures' tracebacks only")
         return None
     except ValueError:
         return None
