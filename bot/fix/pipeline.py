@@ -379,7 +379,7 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
         return done(*unrunnable(found))
     if not found.failing:
         return done("flaky", f"{len(found.flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed")
-    ctx.say(f"  per-test time limit: {work.test_timeout_s:g} s")
+    ctx.say(f"  per-test time limit: {work.test_timeout_s:.3g} s")
     _stub_missing(ctx, work, options, deadline)
     _repair_loop(ctx, work, options, deadline, model)
     fixed = [r for r in work.repairs if r.status == "fixed"]
