@@ -1,11 +1,10 @@
 """fixbot's pytest plugin, shipped into the sandbox next to the repository and loaded with `-p fixbot_probe`.
 
 It writes one JSON file ($FIXBOT_PROBE_OUT): the rootdir, every test's outcome by its exact node id, each test's
-call duration, the tests that hit the per-test time limit with the project frames they were running; and, when
-$FIXBOT_COVERAGE=1, `coverage.json` beside it: which tests executed which lines (coverage.py with one context per
-test, the way pytest-cov does it), each test's id written once and referred to by its index. A file of its own,
-because a large suite's coverage can outgrow what the sandbox brings back, and the outcomes must not be lost
-with it. Node ids from here are exact; JUnit XML gives the failure details.
+call duration, the tests that hit the per-test time limit with the project frames they were running; and with
+$FIXBOT_COVERAGE=1 `coverage.json` beside it, which tests ran which lines (coverage.py, a context per test as in
+pytest-cov; each node id once, then its index), apart because a large suite's coverage can outgrow what the
+sandbox brings back. Node ids from here are exact; JUnit XML gives the failure details.
 
 $FIXBOT_TEST_TIMEOUT (seconds): each phase of a test (setup, call, teardown) and each module's import gets a
 SIGALRM timer whose handler raises `TestTimeout`, a BaseException (so `except Exception` in the code under test

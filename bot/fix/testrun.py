@@ -189,8 +189,7 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
 
 
 def _coverage(job: Job, result: RunResult) -> dict[str, dict[int, frozenset[str]]] | None:
-    """Which tests ran each line, from the probe's coverage.json; None when the run measured none, or when the
-    file did not come back (logged: localization then has the tracebacks only)."""
+    """Which tests ran each line (the probe's coverage.json); None when none was measured or it did not come back."""
     if COVERAGE_OUT not in job.collect:
         return None
     try:
