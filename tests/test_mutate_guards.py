@@ -8,7 +8,7 @@ import difflib
 
 from bot.agent.evidence import Evidence, hot_lines, read_evidence
 from bot.agent.mutate import mutants, ranked_mutants
-from bot.agent.mutate_guards import none_uses, raised
+from bot.agent.mutate_guards import empty_used, none_uses, raised
 from bot.agent.search import SearchOptions
 
 from .test_fix import ByNameLLM, fix_example
@@ -317,3 +317,27 @@ def test_a_comprehension_that_hands_a_none_on_skips_it():
         "def total(xs):\n    return sum(size(x) for x in xs if x if x is not None)\n"]
     assert not [m for m in ranked_mutants(SELECTORS, "build", evidence=Evidence(hot_lines=evidence.hot_lines))
                 if m.operator == "skip-none"]  # no None in the failure: no such edit
+
+
+ARGUMENTS = '''def arguments(text, variables):
+    return tuple([
+        int(v) if v.isdigit() else variables[v]
+        for v in text.split(',')])
+'''
+
+
+def test_an_empty_string_used_as_a_key_or_a_number_is_skipped_where_the_traceback_shows_it():
+    """`''.split(',')` is `['']`: the comprehension spread over three lines that the traceback shows in its
+    element's line gets `if v`, ranked first though the edit lands on its last line."""
+    failure = "x.py:3: in <listcomp>\n    int(v) if v.isdigit() else variables[v]\nE   KeyError: ''"
+    evidence = read_evidence(ARGUMENTS, failure)
+    assert evidence.empty and evidence.skip_conditions() == [""]
+    first = ranked_mutants(ARGUMENTS, "arguments", evidence=evidence)[0]
+    assert first.source == ARGUMENTS.replace("split(',')])", "split(',') if v])")
+    namespace: dict = {}
+    exec(first.source, namespace)
+    assert namespace["arguments"]("", {}) == () and namespace["arguments"]("1,x", {"x": 2}) == (1, 2)
+    assert empty_used("E   ValueError: invalid literal for int() with base 10: ''")
+    assert empty_used("ValueError: could not convert string to float: ''")
+    assert not empty_used("E   KeyError: 'x'") and not empty_used("E   ValueError: invalid literal for int() "
+                                                                   "with base 10: 'a'")

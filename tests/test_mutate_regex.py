@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from bot.agent.mutate import mutants
-from bot.agent.mutate_regex import literal_edits, pattern_edits
+from bot.agent.evidence import read_evidence
+from bot.agent.mutate import mutants, ranked_mutants
+from bot.agent.mutate_regex import literal_edits, pattern_edits, quoted_values
 from bot.agent.search import SearchOptions
 
 from .test_fix import ByNameLLM, fix_example
@@ -155,3 +156,55 @@ def test_the_sweep_s_wider_round_reaches_a_fix_ranked_past_slow_mutants(tmp_path
     result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions(slow_mutants=8))
     assert result.status == "fixed", result.message
     assert "+            \\b(0+[0-7]+)" in result.diff and llm.asked == []
+
+
+CALLS = """import re
+
+
+def parse_call(expr, variables):
+    \"\"\"A call `name(arg,...)` of a tiny expression language: its name and its arguments' values.\"\"\"
+    m = re.match(r'^(?P<name>[a-z]+)\\((?P<args>[a-z0-9,]+)\\)$', expr)
+    if not m:
+        raise ValueError('Unsupported expression %r' % expr)
+    args = tuple([
+        int(v) if v.isdigit() else variables[v]
+        for v in m.group('args').split(',')])
+    return m.group('name'), args
+"""
+CALLS_TESTS = """from calls import parse_call
+
+
+def test_a_call_with_arguments():
+    assert parse_call('f(1,x)', {'x': 2}) == ('f', (1, 2))
+
+
+def test_a_call_without_arguments():
+    assert parse_call('g()', {}) == ('g', ())
+"""
+
+
+def test_an_edit_that_makes_a_pattern_find_the_input_the_failure_quotes_ranks_first():
+    source = CALLS.split("\n\n\n")[1]
+    feedback = "calls.py:7: in parse_call\n    raise ValueError('Unsupported expression %r' % expr)\n" \
+               "E   ValueError: Unsupported expression 'g()'"
+    assert quoted_values(feedback) == ["Unsupported expression %r", "g()"]
+    first = ranked_mutants(source, "parse_call", evidence=read_evidence(source, feedback))[:2]
+    assert {m.source for m in first} == {source.replace("[a-z0-9,]+)", "[a-z0-9,]*)"),  # both find `g()`
+                                         source.replace("[a-z0-9,]+)", "[a-z0-9,]+)?")}
+    assert not [m for m in ranked_mutants(source, "parse_call")[:2] if m in first]  # with no quote: far down
+    assert quoted_values("E   assert b'x' == r'y'") == []  # prefixed literals are not plain inputs
+
+
+def test_a_pattern_that_now_matches_and_an_empty_argument_skipped_fix_it_together(tmp_path, docker_client,
+                                                                                   sandbox_image):
+    """Two edits, neither enough alone: `+` -> `*` lets `g()` match, and then `''.split(',')` hands on `['']`
+    (KeyError: ''); the search gives that mutant, whose failure moved to an empty string used, a second edit that
+    skips it, before any model call."""
+    root = make_repo(tmp_path / "calls", {"calls.py": CALLS, "tests/test_calls.py": CALLS_TESTS})
+    llm = ByNameLLM({})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
+    assert result.status == "fixed", result.message
+    assert "+    m = re.match(r'^(?P<name>[a-z]+)\\((?P<args>[a-z0-9,]*)\\)$', expr)" in result.diff
+    assert "+        for v in m.group('args').split(',') if v])" in result.diff
+    assert llm.asked == [] and result.changed_lines == 2
+    assert any(", then " in s.edit for r in result.repairs for s in r.searches if s.fixed)

@@ -6,8 +6,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from .mutate_bytes import bytes_shown
-from .mutate_guards import none_uses, raised
+from .mutate_guards import empty_used, none_uses, raised
 from .mutate_names import undefined
+from .mutate_regex import quoted_values
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -17,6 +18,12 @@ class Evidence:
     undefined: tuple[str, ...] = ()  # names a NameError says are not defined (mutate_names.undefined)
     nones: tuple[str, ...] = ()  # how a None was used as an object (mutate_guards.none_uses)
     bytes_shown: bool = False  # bytes on a line the failure shows, or named by its error (mutate_guards.bytes_shown)
+    empty: bool = False  # an empty string used as a key or a number (mutate_guards.empty_used)
+    quoted: tuple[str, ...] = ()  # strings the failure quotes: inputs a pattern may fail to match (mutate_regex)
+
+    def skip_conditions(self) -> list[str]:
+        """What a comprehension's item must be to be kept (mutate_guards.filter_edits), as the failure asks."""
+        return ([" is not None"] if self.nones else []) + ([""] if self.empty else [])
 
 
 NO_EVIDENCE = Evidence()
@@ -32,4 +39,5 @@ def hot_lines(function_source: str, feedback: str) -> frozenset[int]:
 def read_evidence(function_source: str, feedback: str) -> Evidence:
     return Evidence(hot_lines=hot_lines(function_source, feedback), exceptions=tuple(raised(feedback)),
                     undefined=tuple(undefined(feedback)), nones=tuple(none_uses(feedback)),
-                    bytes_shown=bytes_shown(feedback))
+                    bytes_shown=bytes_shown(feedback), empty=empty_used(feedback),
+                    quoted=tuple(quoted_values(feedback)))

@@ -27,8 +27,12 @@ from .mutate_bytes import UNICODE_ERRORS, bytes_edits, encoding_edits
 from .mutate_guards import except_edits, filter_edits, skip_edits
 from .mutate_names import import_edits, rename_edits
 from .mutate_operators import scope_edits, scope_names
+from .mutate_regex import matching_edits
 from .mutate_text import Edit, Text
 from .parts import function_parts
+
+# made only for code the traceback shows, though the edit may land on a later line (a comprehension's `]`)
+SHOWN_ONLY = frozenset({"skip-none"})
 
 
 @dataclass(frozen=True)
@@ -65,8 +69,9 @@ def _raw_edits(function_source: str, name: str, evidence: Evidence = NO_EVIDENCE
     renamed = [("import", e) for scope in scopes for e in import_edits(text, scope, undefined)] + \
         [("undefined", e) for scope in scopes
          for e in rename_edits(text, scope, undefined, scope_names(scope))] if undefined else []
-    skipped = [("skip-none", e) for scope in scopes for edits in (skip_edits, filter_edits)
-               for e in edits(text, scope, hot, list(evidence.nones))]
+    skipped = [("skip-none", e) for scope in scopes for e in skip_edits(text, scope, hot, list(evidence.nones))]
+    skipped += [("skip-none", e) for scope in scopes for condition in evidence.skip_conditions()
+                for e in filter_edits(text, scope, hot, condition)]
     caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot, list(evidence.exceptions))]
     border = [e for scope in scopes for e in bytes_edits(text, scope)] if evidence.bytes_shown else []
     encoded = [e for scope in scopes for e in encoding_edits(text, scope)] \
@@ -107,15 +112,26 @@ def mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset
 def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = frozenset(), cap: int = 400,
                    evidence: Evidence = NO_EVIDENCE) -> list[Mutant]:
     """`rank(mutants(...), evidence.hot_lines, cap)` without building the rest, plus the edits `evidence` calls
-    for: the edits are ordered first (lines the failure names, then the operators' own order) and only checked
+    for: the edits are ordered first (pattern edits that make a pattern find a string the failure quotes, lines
+    the failure names, then the operators' own order) and only checked
     (parsed, hashed) until `cap` are found. A long function has thousands of edits; parsing and hashing each was
     most of a search's time."""
     text, edits = _raw_edits(function_source, name, evidence)
     order: dict[str, int] = {}
     for operator, _edit in edits:
         order.setdefault(operator, len(order))
-    ordered = sorted(edits, key=lambda e: (text.line_of(e[1][0]) not in evidence.hot_lines, order[e[0]]))
+    matching = matching_edits(text, [e for operator, e in edits if operator == "regex"], evidence.quoted)
+    ordered = sorted(edits, key=lambda e: (e[1] not in matching, e[0] not in SHOWN_ONLY
+                                           and text.line_of(e[1][0]) not in evidence.hot_lines, order[e[0]]))
     return _checked(function_source, text, ordered, {code_hash(function_source), *exclude}, cap)
+
+
+def skip_mutants(function_source: str, name: str, exclude: frozenset[str], evidence: Evidence) -> list[Mutant]:
+    """Only the edits that skip a None or an empty string where `evidence` shows one used: the second edit of a
+    mutant whose failure moved there (bot/agent/search.py)."""
+    text, edits = _raw_edits(function_source, name, evidence)
+    return _checked(function_source, text, [e for e in edits if e[0] == "skip-none"],
+                    {code_hash(function_source), *exclude}, None)
 
 
 def _short(text: str, limit: int = 40) -> str:

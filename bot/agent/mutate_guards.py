@@ -10,7 +10,9 @@ Two forms, each inserted as whole lines with the surrounding indentation, so eve
 A skipped None: when the failure says a None was used as an object (`'NoneType' object has no attribute 'decode'`,
 `... is not subscriptable`), the statement the traceback shows doing so gets `if x is None: continue` before it
 inside a loop (skip that item), or an early return outside one, for each name it uses that way; a comprehension
-the traceback shows gets `if x is not None` for its loop variable (the None used in the function it calls).
+the traceback shows gets `if x is not None` for its loop variable (the None used in the function it calls). An
+empty string used where the failure shows it (`KeyError: ''`, `int('')`) is skipped the same way, by `if x`:
+`''.split(',')` is `['']`, not `[]`.
 
 And a caught exception: the statement the failure's traceback shows raising a builtin exception, wrapped in
 `try: ... except ThatError:` (a return falls through to the rest of the body, an assignment gets None), the other
@@ -73,6 +75,15 @@ def none_uses(feedback: str) -> list[str]:
     return list(dict.fromkeys(uses))
 
 
+# a failure of an empty string used as a key or a number: `''.split(',')` gives `['']`, not `[]`
+EMPTY_USES = re.compile(r"^(?:E\s+)?(?:KeyError: ''|ValueError: (?:invalid literal for \w+\(\) with base \d+|"
+                        r"could not convert string to float): '')$", re.M)
+
+
+def empty_used(feedback: str) -> bool:
+    return bool(EMPTY_USES.search(feedback))
+
+
 def skip_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], uses: list[str]) -> Iterator[Edit]:
     """`if x is None:` + `continue` (in a loop) or an early return, before each statement on a line the
     traceback shows, for each name x the statement uses as the failure says a None was used."""
@@ -90,15 +101,14 @@ def skip_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], uses: lis
                 yield at, at, f"{indent}if {name} is None:\n{indent}    {body}\n"
 
 
-def filter_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], uses: list[str]) -> Iterator[Edit]:
-    """` if x is not None` at the end of a comprehension on a line the traceback shows, for each of its loop
-    variables x that its element uses: the item skipped, as `continue` skips it in a loop, when the None was
-    used as an object further down (in the function the element calls, `[build(s) for s in parts]`)."""
-    if not uses:
-        return
+def filter_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], condition: str) -> Iterator[Edit]:
+    """` if x<condition>` (` is not None`, or `` for a non-empty x) at the end of a comprehension on lines the
+    traceback shows, for each of its loop variables x that its element uses: the item skipped, as `continue`
+    skips it in a loop, when a None or an empty string was used further down (in the element, or in the function
+    it calls, `[build(s) for s in parts]`)."""
     for node in ast.walk(func):
         if not isinstance(node, (ast.ListComp, ast.SetComp, ast.GeneratorExp, ast.DictComp)) \
-                or node.lineno not in hot_lines:
+                or not hot_lines & set(range(node.lineno, (node.end_lineno or node.lineno) + 1)):
             continue
         element = [node.key, node.value] if isinstance(node, ast.DictComp) else [node.elt]
         used = {n.id for part in element for n in ast.walk(part) if isinstance(n, ast.Name)}
@@ -107,7 +117,7 @@ def filter_edits(text: Text, func: ast.AST, hot_lines: AbstractSet[int], uses: l
             continue
         for generator in node.generators:
             if isinstance(generator.target, ast.Name) and generator.target.id in used:
-                yield close, close, f" if {generator.target.id} is not None"
+                yield close, close, f" if {generator.target.id}{condition}"
 
 
 def _statements(body: list[ast.stmt], in_loop: bool) -> Iterator[tuple[ast.stmt, bool]]:

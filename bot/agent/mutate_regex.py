@@ -6,19 +6,29 @@ there are one token away as often as in code: a class that should exclude one mo
 boundary missing (`0+[0-7]+` also matching the end of `x07`). The edits
 work on the literal's source text, so that a raw string stays byte for byte what it was around the edit; a
 string with escapes that are not raw is left alone (its text is not its value).
+
+A failure often quotes the input the code could not parse (`Unsupported JS expression 'x()'`, or the test's line
+`parse('00:00:01:100')`): the edits after which a pattern finds such a string, which it did not find before,
+are the likeliest (`matching_edits`).
 """
 from __future__ import annotations
 
 import ast
 import itertools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard
+
+from .mutate_text import Text
 
 RE_CALLS = frozenset({"compile", "match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer"})
 QUOTES = ('"""', "'''", '"', "'")
 Edit = tuple[int, int, str]  # start, end (offsets in the text given), replacement
+# a string literal a failure shows, not part of a longer token (a prefixed `b'..'` or `r'..'` is left out)
+QUOTED = re.compile(r"""(?<![\w'"])(?:'(?:[^'\\\n]|\\.){1,200}'|"(?:[^"\\\n]|\\.){1,200}")""")
+MAX_QUOTED = 12
+PLACEHOLDER = re.compile(r"%(?:\(\w+\))?[sdr]")  # what `%` fills in a pattern built with it: any text
 
 
 def pattern_literals(nodes: list[ast.AST], segment: Callable[[ast.AST], str]) -> list[ast.Constant]:
@@ -183,3 +193,48 @@ def _class_edits(body: str, items: int, close: int, negated: bool, punctuation: 
         for c in punctuation:
             if c not in inside:
                 yield items, items, "\\" + c if c in "]\\^-" else c
+
+
+def quoted_values(feedback: str) -> list[str]:
+    """The values of the string literals a failure shows, first seen first, at most MAX_QUOTED."""
+    found: list[str] = []
+    for match in QUOTED.finditer(feedback):
+        try:
+            value = ast.literal_eval(match.group(0))
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(value, str) and value.strip():
+            found.append(value)
+    return list(dict.fromkeys(found))[:MAX_QUOTED]
+
+
+def matching_edits(text: Text, edits: Iterable[Edit], samples: Sequence[str]) -> set[Edit]:
+    """The edits of string literals after which the literal, as a pattern, finds one of `samples` that it did
+    not find before."""
+    if not samples:
+        return set()
+    tree = ast.parse(text.source)
+    literals = [(text.span(n), str(n.value)) for n in ast.walk(tree) if _is_str(n)]
+    found: set[Edit] = set()
+    unfound: dict[tuple[int, int], list[str]] = {}  # per literal: the samples it does not find as it is
+    for edit in edits:
+        inside = [(span, value) for span, value in literals if span[0] <= edit[0] and edit[1] <= span[1]]
+        if not inside:
+            continue
+        (start, end), before = min(inside, key=lambda pair: pair[0][1] - pair[0][0])
+        if (start, end) not in unfound:
+            unfound[start, end] = [s for s in samples if not _finds(before, s)]
+        segment = text.source[start:end]
+        try:
+            after = ast.literal_eval(segment[:edit[0] - start] + edit[2] + segment[edit[1] - start:])
+        except (ValueError, SyntaxError):
+            continue
+        if isinstance(after, str) and any(_finds(after, s) for s in unfound[start, end]):
+            found.add(edit)
+    return found
+
+
+def _finds(pattern: str, sample: str) -> bool:
+    pattern = PLACEHOLDER.sub(".+?", pattern)
+    flags = _compiles(pattern)
+    return flags is not None and re.search(pattern, sample, flags) is not None

@@ -1,6 +1,10 @@
 """Repair search around what the agent has: one-edit mutants of a base (the buggy function, or the model's latest
 failing candidate), tested in batches, the passing one with the fewest changed lines kept.
 
+When none passes, a few mutants whose failure moved to a None or an empty string used (a pattern that now
+matches, and `''.split(',')` handing on `['']`) get a second edit that skips that item: two-edit fixes where the
+first edit gets further and the second mends what it reaches.
+
 With a fast `Screen` (many candidates per sandbox job), up to `mutants` candidates are screened and the survivors
 confirmed with the real harness; without one (a repository's pytest run per candidate), only the first
 `slow_mutants` are tried.
@@ -9,12 +13,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
-from .code import changed_lines
-from .evidence import read_evidence
-from .mutate import Mutant, ranked_mutants
+from .code import changed_lines, code_hash
+from .evidence import Evidence, read_evidence
+from .mutate import Mutant, ranked_mutants, skip_mutants
 from .types import Harness, SearchRound, TestOutcome
 
 
@@ -40,6 +44,7 @@ class SearchOptions:
     # searches every ranked target first: bot/fix/pipeline.py, _sweep).
     first_round: bool = True
     skip: int = 0  # the best-ranked mutants already tried by an earlier, shorter round (`fixbot fix`'s sweep)
+    second_order: int = 3  # failing mutants whose failure moved to a None or an empty string, given a second edit
 
 
 def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcome], harness: Harness,
@@ -60,7 +65,8 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     hashes of code already tested (the original among them)."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
-    ranked = ranked_mutants(base, name, exclude, cap, read_evidence(base, feedback))[options.skip:]
+    evidence = read_evidence(base, feedback)
+    ranked = ranked_mutants(base, name, exclude, cap, evidence)[options.skip:]
     sources = [m.source for m in ranked]
     if screen is not None:
         outcomes = screen.screen(sources)
@@ -71,10 +77,34 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
             late, confirmed, more = _screened(original, slow, again, harness, options)
             survivors, to_confirm = survivors + late, to_confirm + more
     else:
-        survivors = [m for m, o in zip(ranked, harness.check_many(sources)) if o.passed]
+        outcomes = harness.check_many(sources)
+        survivors = [m for m, o in zip(ranked, outcomes) if o.passed]
         to_confirm = confirmed = survivors
+    tried = len(ranked)
+    if not confirmed and options.second_order:
+        bases = _moved(ranked, outcomes, evidence)[:options.second_order]
+        seen = exclude | {code_hash(s) for s in sources}
+        second = [replace(m, description=f"{first.description}, then {m.description}")
+                  for first, moved in bases for m in skip_mutants(first.source, name, seen, moved)]
+        confirmed = [m for m, o in zip(second, harness.check_many([m.source for m in second]) if second else [])
+                     if o.passed]
+        tried, survivors, to_confirm = tried + len(second), survivors + confirmed, to_confirm + confirmed
     confirmed.sort(key=lambda m: changed_lines(original, m.source))
-    record = SearchRound(base=label, candidates=len(ranked), survivors=len(survivors), confirmed=len(to_confirm),
+    record = SearchRound(base=label, candidates=tried, survivors=len(survivors), confirmed=len(to_confirm),
                          fixed=bool(confirmed), edit=confirmed[0].description if confirmed else "",
                          seconds=round(time.monotonic() - started, 3))
     return [m.source for m in confirmed], record
+
+
+def _moved(ranked: Sequence[Mutant], outcomes: Sequence[TestOutcome], before: Evidence
+           ) -> list[tuple[Mutant, Evidence]]:
+    """The failing mutants whose failure shows a None or an empty string used where the base's did not, in rank
+    order, with what their failure shows."""
+    moved = []
+    for mutant, outcome in zip(ranked, outcomes):
+        if outcome.passed or outcome.timed_out:
+            continue
+        after = read_evidence(mutant.source, outcome.feedback)
+        if set(after.skip_conditions()) - set(before.skip_conditions()) and after.hot_lines:
+            moved.append((mutant, after))
+    return moved
