@@ -146,3 +146,7 @@ def test_the_report_names_the_error_once():
                       "AttributeError", "AttributeError: 'NoneType' object has no attribute 'type'")
     text = explanation(CALLER, before, before.replace("a // b", "a / b"), (failure,), (failure.test_id,))
     assert "fail at `percent(1, 2)` with AttributeError: 'NoneType' object has no attribute 'type'." in text, text
+    own = Failure("tests/test_s.py::test_percent", "tests/test_s.py", 3, "percent(1, 2)", None, None,
+                  "ExtractorError", "youtube_dl.utils.ExtractorError: Unsupported JS expression 'x()'. See the docs.")
+    text = explanation(CALLER, before, before.replace("a // b", "a / b"), (own,), (own.test_id,))
+    assert "with ExtractorError: Unsupported JS expression 'x()'. See the docs. Located" in text, text

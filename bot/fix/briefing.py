@@ -167,7 +167,9 @@ def explanation(target: CodeTarget, before: str, after: str, failures: Iterable[
         if failure.actual is not None and failure.expected is not None:
             text += f" (got `{failure.actual}`, expected `{failure.expected}`)"
         elif failure.error_type:
-            message = (failure.message or "").removeprefix(f"{failure.error_type}: ")  # JUnit's message names it
+            # JUnit's message names the type, qualified for a project's own (`youtube_dl.utils.ExtractorError: `)
+            named = rf"^(?:[\w.]+\.)?{re.escape(failure.error_type)}: "
+            message = re.sub(named, "", failure.message or "").rstrip(".")
             text += f" with {failure.error_type}" + (f": {message}" if message else "")
         text += "."
     reasons = target.reasons + (helper.reasons if helper else ())
