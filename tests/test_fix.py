@@ -50,7 +50,8 @@ def copy_example(name: str, tmp_path: Path) -> Path:
 def fix_example(docker_client, sandbox_image, root: Path, llm, **options):
     """The pipeline with the scripted model; without the mutation search unless asked (it would find most of
     these one-line fixes before the model is asked, which other tests check)."""
-    repair = RepairOptions(budgets=Budgets(iterations=3), samples=1, search=options.pop("search", None))
+    repair = RepairOptions(budgets=options.pop("budgets", Budgets(iterations=3)), samples=1,
+                           search=options.pop("search", None))
     checkout = load_checkout(root)
     env = prepare_environment(checkout, EnvRequest(), client=docker_client, log=print)
     with open_sandbox("docker", image=env.image) as sandbox:

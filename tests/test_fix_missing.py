@@ -111,7 +111,7 @@ def test_a_stub_the_model_cannot_write_is_in_neither_the_patch_nor_the_best_atte
     result, _ = fix_example(docker_client, sandbox_image, root, ByNameLLM({}))
     assert result.status == "not_fixed" and result.diff == ""
     assert result.best is None
-    assert {r.target.qualname for r in result.repairs} == {"shorten"}  # in each pass (pipeline._another_pass)
+    assert {r.target.qualname for r in result.repairs} == {"shorten"}  # in each pass (turns.another_pass)
 
 
 def test_the_model_is_asked_to_write_a_stub_not_to_find_a_bug():

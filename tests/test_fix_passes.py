@@ -1,8 +1,9 @@
-"""Another pass over the targets that failed (bot/fix/pipeline.py, _another_pass): when every target has been
+"""Another pass over the targets that failed (bot/fix/turns.py, another_pass): when every target has been
 tried and time is left, they are tried again with other seeds and the other temperature schedule."""
 from __future__ import annotations
 
-from bot.fix.pipeline import MAX_PASSES, PASS_SEED
+from bot.agent import Budgets, RepairOptions
+from bot.fix.turns import MAX_PASSES, PASS_SEED, turn
 from bot.llm import Completion
 
 from .test_fix import fix_example
@@ -53,3 +54,36 @@ def test_the_passes_end_after_the_last_one(tmp_path, docker_client, sandbox_imag
     assert len(result.repairs) == MAX_PASSES
     assert len(llm.calls) == 3 * MAX_PASSES
     assert {seed // PASS_SEED for seed, _ in llm.calls if seed is not None} == set(range(MAX_PASSES))
+
+
+class UnchangedLLM:
+    """Scripted: the function unchanged, twice, then the fix."""
+
+    name = "unchanged"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def complete(self, messages, *, temperature=0.0, max_tokens=512, seed=None) -> Completion:
+        self.calls += 1
+        return Completion(text=f"```python\n{FIXED if self.calls > 2 else MIDDLE}```", prompt_tokens=10,
+                          completion_tokens=10, latency_s=0.0, model=self.name)
+
+
+def test_the_only_target_is_not_given_up_for_answers_that_leave_it_unchanged(tmp_path, docker_client,
+                                                                             sandbox_image):
+    """Two unchanged answers give a target up so that the next one gets the model; with none left to go on to,
+    the target keeps it: fixed in the first pass, by its third answer."""
+    root = make_repo(tmp_path / "mid", {"mid.py": MIDDLE, "tests/test_mid.py": TESTS})
+    llm = UnchangedLLM()
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, budgets=Budgets(iterations=4, unchanged=2))
+    assert result.status == "fixed", result.message
+    assert [r.stop_reason for r in result.repairs] == ["passed"] and llm.calls == 3
+
+
+def test_a_target_with_another_after_it_is_given_up_for_unchanged_answers():
+    budgets = Budgets(unchanged=2)
+    first, seed = turn(RepairOptions(budgets=budgets), passes=1, last=False)
+    assert first.budgets.unchanged == 2 and seed == 0 and first.schedule == "rising"
+    final, seed = turn(RepairOptions(budgets=budgets), passes=2, last=True)
+    assert final.budgets.unchanged is None and seed == PASS_SEED and final.schedule == "falling"

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from bot.agent import FIX_REPAIR, AgentContext, Attempt, Briefing, RepairOptions, Schedule, Target
+from bot.agent import FIX_REPAIR, AgentContext, Attempt, Briefing, RepairOptions, Target
 from bot.agent.types import RepairInterrupted, SearchRound
 from bot.errors import Stopped, UserError
 from bot.failures import Failure
@@ -33,19 +33,15 @@ from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_fo
 from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
 from .testrun import TestCommand
+from .turns import alone, another_pass, share, turn
 from .types import Checkout, CodeTarget, FixStatus
 from .work import Work, best_attempt, still_failing, test_roots
 
 __all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout", "fix"]
 STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
-TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one is untried (see _share)
 SWEEP_SHARE = 0.4  # of the time left, at most, for the search alone on every ranked target (see _sweep)
 SWEEP_FIRST = 12  # mutants per target in the sweep's first round
 SWEEP_WIDER = 4  # the sweep's last round goes up to this many times SearchOptions.slow_mutants per target
-PASS_MIN_S = 45.0  # time left, at least, for another pass over the targets that failed (see _another_pass)
-MAX_PASSES = 3
-PASS_SEED = 10_000  # each pass's seeds start this far from the last one's
-OTHER_SCHEDULE: dict[Schedule, Schedule] = {"rising": "falling", "falling": "rising"}
 
 
 class ModelFailed(Exception):
@@ -80,8 +76,9 @@ def _progress(ctx: FixRun):
 
 
 def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str],
-                options: FixOptions, deadline: float) -> TargetRepair:
-    """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first)."""
+                options: FixOptions, deadline: float, last: bool = False) -> TargetRepair:
+    """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first);
+    `last`: nothing else is left to go on to in this pass (bot/fix/turns.py)."""
     harness = RepoHarness(ctx.sandbox, work.files, spans, tests, options.test_command, tuple(ctx.pythonpath),
                           work.test_timeout_s, guards=guards_for(work.baseline, spans, tests), deadline=deadline,
                           shown=tests_shown(work.files, tests))
@@ -107,16 +104,14 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
         if part is not None:
             harness = replace(harness, expand=part.expand)
             target = replace(target, source=part.source, context=excerpt_context(target, part))
-        budgets = replace(options.repair.budgets, wall_s=max(1.0, deadline - time.monotonic()),
-                          max_tokens_per_call=answer_tokens(target.source, options.repair.budgets.max_tokens_per_call))
+        terms, seed = turn(options.repair, work.passes, last)
+        budgets = replace(terms.budgets, wall_s=max(1.0, deadline - time.monotonic()),
+                          max_tokens_per_call=answer_tokens(target.source, terms.budgets.max_tokens_per_call))
         from bot.agent.graph import repair  # langgraph's second of imports only when a repair runs
 
-        later = work.passes - 1  # another pass over failed targets: other seeds, the other schedule
-        schedule = options.repair.schedule if not later % 2 else OTHER_SCHEDULE[options.repair.schedule]
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=target,
                                      briefing=Briefing(summary=first.feedback, tests=harness.shown),
-                                     options=replace(options.repair, budgets=budgets, schedule=schedule),
-                                     seed=PASS_SEED * later, progress=_progress(ctx)))
+                                     options=replace(terms, budgets=budgets), seed=seed, progress=_progress(ctx)))
     except RepairInterrupted as exc:
         repaired = record("not_fixed", "stopped" if exc.stop else "error", exc.attempts)
         if exc.stop:
@@ -234,18 +229,6 @@ def _next_spans(ctx: FixRun, work: Work, options: FixOptions, model: str
     return (target,), tests
 
 
-def _share(work: Work, options: FixOptions, spans: tuple[CodeTarget, ...], deadline: float) -> float:
-    """Where this target's time ends. The ranking is a guess (the function the test calls, or the helper it
-    reaches?), so while another ranked target is still untried, one target may spend only TARGET_SHARE of the
-    time left; a pair, or the last target the budget allows, gets all of it."""
-    untried = [t for t in work.ranked if (t.path, t.qualname) not in work.tried]
-    last = len(work.tried) + len(work.pairs) >= options.max_targets
-    if len(spans) > 1 or last or not untried:
-        return deadline
-    now = time.monotonic()
-    return now + (deadline - now) * TARGET_SHARE
-
-
 def _sweep(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
     """The mutation search alone on each ranked target before any model call: a one-edit fix of the second or
     third target takes seconds, and would otherwise wait behind the first target's model calls (up to a minute
@@ -297,7 +280,7 @@ def _repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, 
     while work.remaining and time.monotonic() < deadline:
         chosen = _next_spans(ctx, work, options, model) \
             if len(work.tried) + len(work.pairs) < options.max_targets else None
-        if chosen is None and _another_pass(ctx, work, deadline):
+        if chosen is None and another_pass(ctx.say, work, deadline):
             chosen = _next_spans(ctx, work, options, model)
         if chosen is None:
             return
@@ -305,26 +288,11 @@ def _repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, 
         search = options.repair.search
         opts = replace(options, repair=replace(options.repair, search=replace(search, first_round=False))) \
             if searched and search else options
-        repaired = _repair_one(ctx, work, *chosen, opts, _share(work, options, chosen[0], deadline))
+        repaired = _repair_one(ctx, work, *chosen, opts, share(work, options.max_targets, chosen[0], deadline),
+                               alone(work, options.max_targets, chosen[0]))
         if repaired.fixed is not None:
             repaired = _verify(ctx, work, repaired, options, deadline)
         work.repairs.append(repaired)
-
-
-def _another_pass(ctx: FixRun, work: Work, deadline: float) -> bool:
-    """When every target has been tried with time to spare (a small model's answers for one target soon repeat
-    what it already tried, and its iterations run out long before the budget), the targets that failed are tried
-    again: other seeds, and the other temperature schedule."""
-    left = deadline - time.monotonic()
-    failed = {(r.target.path, r.target.qualname) for r in work.repairs if r.status != "fixed"} & work.tried
-    if left < PASS_MIN_S or work.passes >= MAX_PASSES or not failed:
-        return False
-    work.tried -= failed
-    work.pairs.clear()
-    work.passes += 1
-    ctx.say(f"every target has been tried and {left:.0f} s are left: trying the {len(failed)} that failed again "
-            f"with other answers (pass {work.passes} of at most {MAX_PASSES})")
-    return True
 
 
 def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, model: str = "") -> FixResult:
