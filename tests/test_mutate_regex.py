@@ -193,6 +193,8 @@ def test_an_edit_that_makes_a_pattern_find_the_input_the_failure_quotes_ranks_fi
                                          source.replace("[a-z0-9,]+)", "[a-z0-9,]+)?")}
     assert not [m for m in ranked_mutants(source, "parse_call")[:2] if m in first]  # with no quote: far down
     assert quoted_values("E   assert b'x' == r'y'") == []  # prefixed literals are not plain inputs
+    broken = "def parse_call(expr\n    return re.match(r'a+', expr)\n"  # a syntax error: nothing to edit
+    assert ranked_mutants(broken, "parse_call", evidence=read_evidence(broken, feedback)) == []
 
 
 def test_a_pattern_that_now_matches_and_an_empty_argument_skipped_fix_it_together(tmp_path, docker_client,

@@ -211,7 +211,8 @@ def quoted_values(feedback: str) -> list[str]:
 def matching_edits(text: Text, edits: Iterable[Edit], samples: Sequence[str]) -> set[Edit]:
     """The edits of string literals after which the literal, as a pattern, finds one of `samples` that it did
     not find before."""
-    if not samples:
+    edits = list(edits)
+    if not samples or not edits:  # a function that does not parse has no edits
         return set()
     tree = ast.parse(text.source)
     literals = [(text.span(n), str(n.value)) for n in ast.walk(tree) if _is_str(n)]
