@@ -22,7 +22,7 @@ def work_with(ranked: list[str], tried: list[str]) -> Work:
 
 def test_a_target_gets_its_share_while_another_is_untried():
     deadline = time.monotonic() + 100
-    end = share(work_with(["caller", "helper"], ["caller"]), 4, (target("caller"),), deadline)
+    end = share(alone(work_with(["caller", "helper"], ["caller"]), 4, (target("caller"),)), deadline)
     assert not alone(work_with(["caller", "helper"], ["caller"]), 4, (target("caller"),))
     assert abs((end - time.monotonic()) - 100 * TARGET_SHARE) < 1
 
@@ -30,8 +30,8 @@ def test_a_target_gets_its_share_while_another_is_untried():
 def test_the_last_target_a_pair_or_the_only_one_get_all_the_time():
     deadline = time.monotonic() + 100
     both = (target("caller"), target("helper"))
-    assert share(work_with(["caller", "helper"], ["caller", "helper"]), 4, both, deadline) == deadline
-    assert share(work_with(["only"], ["only"]), 4, (target("only"),), deadline) == deadline
+    assert share(alone(work_with(["caller", "helper"], ["caller", "helper"]), 4, both), deadline) == deadline
+    assert share(alone(work_with(["only"], ["only"]), 4, (target("only"),)), deadline) == deadline
     assert alone(work_with(["only"], ["only"]), 4, (target("only"),))  # nothing to go on to: no unchanged limit
     last = work_with(["a", "b", "c"], ["a", "b"])
-    assert share(last, 2, (target("b"),), deadline) == deadline
+    assert share(alone(last, 2, (target("b"),)), deadline) == deadline

@@ -288,8 +288,8 @@ def _repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, 
         search = options.repair.search
         opts = replace(options, repair=replace(options.repair, search=replace(search, first_round=False))) \
             if searched and search else options
-        repaired = _repair_one(ctx, work, *chosen, opts, share(work, options.max_targets, chosen[0], deadline),
-                               alone(work, options.max_targets, chosen[0]))
+        last = alone(work, options.max_targets, chosen[0])
+        repaired = _repair_one(ctx, work, *chosen, opts, share(last, deadline), last)
         if repaired.fixed is not None:
             repaired = _verify(ctx, work, repaired, options, deadline)
         work.repairs.append(repaired)

@@ -25,11 +25,11 @@ def alone(work: Work, max_targets: int, spans: tuple[CodeTarget, ...]) -> bool:
     return len(spans) > 1 or len(work.tried) + len(work.pairs) >= max_targets or not untried
 
 
-def share(work: Work, max_targets: int, spans: tuple[CodeTarget, ...], deadline: float) -> float:
+def share(last: bool, deadline: float) -> float:
     """Where this target's time ends. The ranking is a guess (the function the test calls, or the helper it
     reaches?), so while another ranked target is still untried, one target may spend only TARGET_SHARE of the
-    time left; a pair, or the last target the budget allows, gets all of it."""
-    if alone(work, max_targets, spans):
+    time left; the `last` of a pass (`alone`) gets all of it."""
+    if last:
         return deadline
     now = time.monotonic()
     return now + (deadline - now) * TARGET_SHARE
