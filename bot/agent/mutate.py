@@ -55,29 +55,42 @@ def _raw_edits(function_source: str, name: str, evidence: Evidence = NO_EVIDENCE
     they are standard-library modules or replaced by bound ones; a None used as an object skipped where the
     traceback shows it; statements that raised a builtin exception there wrapped in try/except; the border of
     str and bytes when the failure shows bytes (mutate_bytes)."""
-    try:
-        tree = ast.parse(function_source)
-    except SyntaxError:
-        return Text(function_source), []
-    func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module | None = find_function(tree, name)
-    if func is None and tree.body and all(assigned_names(n) for n in tree.body):
-        func = tree
-    scopes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Module] = [func] if func is not None else []
-    if func is None and function_parts(function_source):  # a caller and its helper: one edit in one of them
-        scopes = [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    scopes = _scopes(function_source, name)
     text, hot, undefined = Text(function_source), evidence.hot_lines, list(evidence.undefined)
     renamed = [("import", e) for scope in scopes for e in import_edits(text, scope, undefined)] + \
         [("undefined", e) for scope in scopes
          for e in rename_edits(text, scope, undefined, scope_names(scope))] if undefined else []
-    skipped = [("skip-none", e) for scope in scopes for e in skip_edits(text, scope, hot, list(evidence.nones))]
-    skipped += [("skip-none", e) for scope in scopes for condition in evidence.skip_conditions()
-                for e in filter_edits(text, scope, hot, condition)]
+    skipped = _skipped(text, scopes, evidence)
     caught = [("except", e) for scope in scopes for e in except_edits(text, scope, hot, list(evidence.exceptions))]
     border = [e for scope in scopes for e in bytes_edits(text, scope)] if evidence.bytes_shown else []
     encoded = [e for scope in scopes for e in encoding_edits(text, scope)] \
         if UNICODE_ERRORS & set(evidence.exceptions) else []  # before `caught`: a fix, not a swallowed error
     return text, renamed + skipped + encoded + caught + border + \
         [e for scope in scopes for e in scope_edits(text, scope)]
+
+
+def _scopes(function_source: str, name: str) -> list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Module]:
+    """What the edits may touch: the function, the assignments of a target that is one, or a caller and its
+    helper (one edit in one of them); nothing when the source does not parse."""
+    try:
+        tree = ast.parse(function_source)
+    except SyntaxError:
+        return []
+    func: ast.FunctionDef | ast.AsyncFunctionDef | ast.Module | None = find_function(tree, name)
+    if func is None and tree.body and all(assigned_names(n) for n in tree.body):
+        func = tree
+    if func is None and function_parts(function_source):
+        return [n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))]
+    return [func] if func is not None else []
+
+
+def _skipped(text: Text, scopes: list[ast.FunctionDef | ast.AsyncFunctionDef | ast.Module],
+             evidence: Evidence) -> list[tuple[str, Edit]]:
+    """A None, or an empty string, skipped where the traceback shows it used."""
+    hot = evidence.hot_lines
+    skipped = [("skip-none", e) for scope in scopes for e in skip_edits(text, scope, hot, list(evidence.nones))]
+    return skipped + [("skip-none", e) for scope in scopes for condition in evidence.skip_conditions()
+                      for e in filter_edits(text, scope, hot, condition)]
 
 
 def _checked(function_source: str, text: Text, edits: Iterable[tuple[str, Edit]], seen: set[str],
@@ -129,8 +142,8 @@ def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = fr
 def skip_mutants(function_source: str, name: str, exclude: frozenset[str], evidence: Evidence) -> list[Mutant]:
     """Only the edits that skip a None or an empty string where `evidence` shows one used: the second edit of a
     mutant whose failure moved there (bot/agent/search.py)."""
-    text, edits = _raw_edits(function_source, name, evidence)
-    return _checked(function_source, text, [e for e in edits if e[0] == "skip-none"],
+    text = Text(function_source)
+    return _checked(function_source, text, _skipped(text, _scopes(function_source, name), evidence),
                     {code_hash(function_source), *exclude}, None)
 
 
