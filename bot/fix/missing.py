@@ -49,7 +49,7 @@ def _named(failure: Failure) -> tuple[str, str] | None:
     return None
 
 
-def _called(tree: ast.AST, name: str) -> bool:
+def calls_name(tree: ast.AST, name: str) -> bool:
     """The test module calls `name(...)` or `something.name(...)`."""
     return any(isinstance(n, ast.Call) and (isinstance(n.func, ast.Name) and n.func.id == name
                                             or isinstance(n.func, ast.Attribute) and n.func.attr == name)
@@ -97,7 +97,7 @@ def missing_names(failures: Iterable[Failure], files: Mapping[str, bytes],
             tree = ast.parse(files[test_file].decode("utf-8", "replace")) if test_file in files else None
         except (SyntaxError, ValueError):
             tree = None
-        if tree is not None and _called(tree, name):
+        if tree is not None and calls_name(tree, name):
             found[(path, name)] = None
     return [MissingName(path, name) for path, name in found]
 

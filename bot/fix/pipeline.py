@@ -21,7 +21,7 @@ from sandbox.errors import SandboxError
 
 from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
 from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
-from .harness import RepoHarness, with_code
+from .harness import RepoHarness, tests_pass, with_code
 from .hold_back import with_held_back
 from .locate import locate
 from .missing import described, missing_names, with_stubs
@@ -29,6 +29,7 @@ from .pairs import next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
 from .project_files import folders_of_tests, is_target_file
+from .renames import find_renames, rename_repair
 from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run, unrunnable
 from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
@@ -168,6 +169,29 @@ def _ranked(work: Work, options: FixOptions) -> list[CodeTarget]:
 def _next_target(work: Work, options: FixOptions) -> CodeTarget | None:
     targets = _ranked(work, options)
     return targets[0] if targets else None
+
+
+def _rename_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
+    """Methods the failing tests call by a name their class lacks, beside a method the name renames
+    (bot/fix/renames.py): each rename is kept as a fix when its tests pass and the whole suite breaks nothing."""
+    assert work.run is not None and work.baseline is not None
+    roots = folders_of_tests(work.files, test_roots(work, options.test_command))
+    for rename in find_renames([f for f in work.run.failures if f.test_id in work.remaining], work.files,
+                               lambda path: is_target_file(path, roots) and in_paths(path, options.paths)):
+        ctx.say(f"the tests call {rename.cls}.{rename.new}, which {rename.path} does not define: trying its "
+                f"{rename.old} renamed")
+        repaired = rename_repair(work.files, rename)
+        files = with_code(work.files, repaired.spans, repaired.fixed or "")
+        run = suite_run(ctx, files, options.test_command, "renamed", timeout=options.suite_timeout_s,
+                        coverage=True, test_timeout=work.test_timeout_s, deadline=deadline)
+        broken = work.baseline.passed - run.passed - set(work.set_aside)
+        if run.timed_out or broken or not tests_pass(run, frozenset(rename.tests)):
+            ctx.say(f"  not kept: {len(broken)} test(s) that passed before fail with it"
+                    if broken else "  not kept: its tests still fail")
+            continue
+        work.files, work.run = files, run
+        work.remaining = still_failing(run, work.failing, work.set_aside, bool(options.log_failures))
+        work.repairs.append(repaired)
 
 
 def _stub_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
@@ -348,6 +372,7 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
     if not found.failing:
         return done("flaky", f"{len(found.flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed")
     ctx.say(f"  per-test time limit: {work.test_timeout_s:.3g} s")
+    _rename_missing(ctx, work, options, deadline)
     _stub_missing(ctx, work, options, deadline)
     _repair_loop(ctx, work, options, deadline, model)
     fixed = [r for r in work.repairs if r.status == "fixed"]
