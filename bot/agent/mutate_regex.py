@@ -17,7 +17,7 @@ from __future__ import annotations
 import ast
 import itertools
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard
 
@@ -213,10 +213,9 @@ def quoted_values(feedback: str) -> list[str]:
     return list(dict.fromkeys(found))[:MAX_QUOTED]
 
 
-def matching_edits(text: Text, edits: Iterable[Edit], samples: Sequence[str]) -> set[Edit]:
+def matching_edits(text: Text, edits: Sequence[Edit], samples: Sequence[str]) -> set[Edit]:
     """The edits of string literals after which the literal, as a pattern, finds one of `samples` that it did
     not find before."""
-    edits = list(edits)
     if not samples or not edits:  # a function that does not parse has no edits
         return set()
     tree = ast.parse(text.source)

@@ -186,8 +186,8 @@ def _rename_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: floa
                         coverage=True, test_timeout=work.test_timeout_s, deadline=deadline)
         broken = work.baseline.passed - run.passed - set(work.set_aside)
         if run.timed_out or broken or not tests_pass(run, frozenset(rename.tests)):
-            ctx.say(f"  not kept: {len(broken)} test(s) that passed before fail with it"
-                    if broken else "  not kept: its tests still fail")
+            ctx.say("  not kept: " + ("the suite timed out" if run.timed_out else f"{len(broken)} test(s) that "
+                                      "passed before fail with it" if broken else "its tests still fail"))
             continue
         work.files, work.run = files, run
         work.remaining = still_failing(run, work.failing, work.set_aside, bool(options.log_failures))

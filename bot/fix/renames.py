@@ -78,31 +78,29 @@ def _parsed(files: Mapping[str, bytes], path: str) -> ast.Module | None:
         return None
 
 
-def _test_tree(files: Mapping[str, bytes], failure: Failure) -> ast.Module | None:
-    path = failure.test_id.partition("::")[0]
-    return _parsed(files, path) if path in files else None
-
-
 def find_renames(failures: Iterable[Failure], files: Mapping[str, bytes],
                  is_project: Callable[[str], bool]) -> list[Rename]:
     """The renames the failing tests ask for: each class they name that lacks the method they call, where the
     class has a method the new name renames and the tests do not call by its old name."""
-    wanted: dict[tuple[str, str], list[Failure]] = {}
+    tests: dict[str, ast.Module | None] = {}  # each failing test's module, parsed once
+    wanted: dict[tuple[str, str], list[tuple[str, ast.Module]]] = {}
     for failure in failures:
-        lacking, tree = _lacking(failure), _test_tree(files, failure)
+        path = failure.test_id.partition("::")[0]
+        if path not in tests:
+            tests[path] = _parsed(files, path) if path in files else None
+        lacking, tree = _lacking(failure), tests[path]
         if lacking is not None and tree is not None and calls_name(tree, lacking[1]):
-            wanted.setdefault(lacking, []).append(failure)
+            wanted.setdefault(lacking, []).append((failure.test_id, tree))
     found: list[Rename] = []
     for (cls_name, new), failing in wanted.items():
-        trees = [t for t in (_test_tree(files, f) for f in failing) if t is not None]
         mark = f"class {cls_name}".encode()
         for path in sorted(p for p in files if p.endswith(".py") and mark in files[p] and is_project(p)):
-            tree = _parsed(files, path)
-            for cls in _classes(tree, cls_name) if tree is not None else ():
+            module = _parsed(files, path)
+            for cls in _classes(module, cls_name) if module is not None else ():
                 old = None if new in _defined(cls) else closest_method(_methods(cls), new)
-                if old is not None and not any(calls_name(t, old) for t in trees):
+                if old is not None and not any(calls_name(tree, old) for _, tree in failing):
                     found.append(Rename(path=path, cls=cls_name, old=old, new=new,
-                                        tests=tuple(f.test_id for f in failing)))
+                                        tests=tuple(test_id for test_id, _ in failing)))
     return found[:MAX_RENAMES]
 
 
