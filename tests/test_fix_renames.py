@@ -93,7 +93,10 @@ def test_the_rename_fixes_the_tests_without_asking_the_model(tmp_path, docker_cl
     changed = [line for line in result.diff.splitlines() if line[:1] in "+-" and line[:3] not in ("+++", "---")]
     assert len(changed) == 6 and "-    def _chapters(self, text):" in changed \
         and "+    def _chapters_from_description(self, text):" in changed
-    assert "`_chapters` renamed" in result.explanation
+    assert result.explanation == (
+        "`Extractor` (chapters.py) has no method `_chapters_from_description`, which the tests call "
+        "(`tests/test_chapters.py::test_from_description`); its method `_chapters` is renamed to it, with the "
+        "class's 2 calls of it.")
     assert [r.purpose for r in result.runs][-1] == "renamed"
     assert suite_after_patch(root, result.diff, env.image, env.pythonpath).green
 

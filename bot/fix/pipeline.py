@@ -29,7 +29,7 @@ from .pairs import next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
 from .project_files import folders_of_tests, is_target_file
-from .renames import find_renames, rename_repair
+from .renames import find_renames, rename_explanation, rename_repair
 from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run, unrunnable
 from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
@@ -388,6 +388,7 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
         validate(diff, work.checkout.root, {t.path for r in fixed for t in r.spans})
     except PatchRejected as exc:
         return done("not_fixed", f"the patch was rejected: {exc}", best=best_attempt(work))
-    why = " ".join(explanation(r.target, r.original, r.fixed or "", work.failures, r.tests, r.helper) for r in fixed)
+    why = " ".join(rename_explanation(r) if r.stop_reason == "renamed" else
+                   explanation(r.target, r.original, r.fixed or "", work.failures, r.tests, r.helper) for r in fixed)
     return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s); "
                          "the whole suite passes", explanation=why, diff=diff, changed_lines=changed)

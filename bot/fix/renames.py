@@ -155,3 +155,15 @@ def rename_repair(files: Mapping[str, bytes], rename: Rename) -> TargetRepair:
     after = target_source({rename.path: b"".join(lines)}, target)
     return TargetRepair(target=target, tests=rename.tests, status="fixed", stop_reason="renamed", attempts=(),
                         changed_lines=changed_lines(before, after), wall_s=0.0, original=before, fixed=after)
+
+
+def rename_explanation(repair: TargetRepair) -> str:
+    """The root cause of a kept rename, from the class before and after: which method became which, and how many
+    of the class's calls followed."""
+    before, after = (set(_methods(_classes(ast.parse(text), repair.target.qualname)[0]))
+                     for text in (repair.original, repair.fixed or ""))
+    old, new = ", ".join(sorted(before - after)), ", ".join(sorted(after - before))
+    calls = (repair.changed_lines or 1) - 1
+    return (f"`{repair.target.qualname}` ({repair.target.path}) has no method `{new}`, which the tests call "
+            f"({', '.join(f'`{t}`' for t in repair.tests[:2])}); its method `{old}` is renamed to it, with the "
+            f"class's {calls} call{'s' if calls != 1 else ''} of it.")
