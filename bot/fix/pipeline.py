@@ -174,24 +174,15 @@ def _next_target(work: Work, options: FixOptions) -> CodeTarget | None:
 def _rename_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
     """Methods the failing tests call by a name their class lacks, beside a method the name renames
     (bot/fix/renames.py): each rename is kept as a fix when its tests pass and the whole suite breaks nothing."""
-    assert work.run is not None and work.baseline is not None
+    assert work.run is not None
     roots = folders_of_tests(work.files, test_roots(work, options.test_command))
     for rename in find_renames([f for f in work.run.failures if f.test_id in work.remaining], work.files,
                                lambda path: is_target_file(path, roots) and in_paths(path, options.paths)):
         ctx.say(f"the tests call {rename.cls}.{rename.new}, which {rename.path} does not define: trying its "
                 f"{rename.old} renamed")
-        repaired = rename_repair(work.files, rename)
-        files = with_code(work.files, repaired.spans, repaired.fixed or "")
-        run = suite_run(ctx, files, options.test_command, "renamed", timeout=options.suite_timeout_s,
-                        coverage=True, test_timeout=work.test_timeout_s, deadline=deadline)
-        broken = work.baseline.passed - run.passed - set(work.set_aside)
-        if run.timed_out or broken or not tests_pass(run, frozenset(rename.tests)):
-            ctx.say("  not kept: " + ("the suite timed out" if run.timed_out else f"{len(broken)} test(s) that "
-                                      "passed before fail with it" if broken else "its tests still fail"))
-            continue
-        work.files, work.run = files, run
-        work.remaining = still_failing(run, work.failing, work.set_aside, bool(options.log_failures))
-        work.repairs.append(repaired)
+        repaired = _verify(ctx, work, rename_repair(work.files, rename), options, deadline)
+        if repaired.status == "fixed":
+            work.repairs.append(repaired)
 
 
 def _stub_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
@@ -215,17 +206,22 @@ def _stub_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float)
 
 
 def _verify(ctx: FixRun, work: Work, repaired: TargetRepair, options: FixOptions, deadline: float) -> TargetRepair:
-    """Run the whole suite with the fix; keep it as the new base only when nothing that passed before fails."""
+    """Run the whole suite with the fix; keep it as the new base only when nothing that passed before fails. A
+    rename (bot/fix/renames.py), which no test run has checked before, must also make its tests pass."""
+    unchecked = repaired.stop_reason == "renamed"
     baseline = work.baseline
     assert repaired.fixed is not None and baseline is not None
     files = with_code(work.files, repaired.spans, repaired.fixed)
-    run = suite_run(ctx, files, options.test_command, "verify", timeout=options.suite_timeout_s, coverage=True,
-                    test_timeout=work.test_timeout_s, deadline=deadline)
+    run = suite_run(ctx, files, options.test_command, "renamed" if unchecked else "verify",
+                    timeout=options.suite_timeout_s, coverage=True, test_timeout=work.test_timeout_s, deadline=deadline)
     broken = tuple(sorted(baseline.passed - run.passed - set(work.set_aside)))
     if broken or run.timed_out:
         ctx.say(f"  undone: the fix of {' and '.join(t.qualname for t in repaired.spans)} breaks {len(broken)} "
                 "test(s) that passed before")
         return replace(repaired, status="regressed", broken=broken)
+    if unchecked and not tests_pass(run, frozenset(repaired.tests)):
+        ctx.say("  not kept: its tests still fail")
+        return replace(repaired, status="not_fixed")
     work.files, work.run = files, run
     work.remaining = still_failing(run, work.failing, work.set_aside, bool(options.log_failures))
     return repaired

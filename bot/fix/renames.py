@@ -160,10 +160,11 @@ def rename_repair(files: Mapping[str, bytes], rename: Rename) -> TargetRepair:
 def rename_explanation(repair: TargetRepair) -> str:
     """The root cause of a kept rename, from the class before and after: which method became which, and how many
     of the class's calls followed."""
-    before, after = (set(_methods(_classes(ast.parse(text), repair.target.qualname)[0]))
-                     for text in (repair.original, repair.fixed or ""))
-    old, new = ", ".join(sorted(before - after)), ", ".join(sorted(after - before))
-    calls = (repair.changed_lines or 1) - 1
+    before, after = (_classes(ast.parse(text), repair.target.qualname)[0] for text in (repair.original,
+                                                                                     repair.fixed or ""))
+    old, new = (", ".join(sorted(set(_methods(a)) - set(_methods(b)))) for a, b in ((before, after), (after, before)))
+    calls = sum(isinstance(n, ast.Attribute) and n.attr == new for n in ast.walk(after)) \
+        - sum(isinstance(n, ast.Attribute) and n.attr == new for n in ast.walk(before))
     return (f"`{repair.target.qualname}` ({repair.target.path}) has no method `{new}`, which the tests call "
             f"({', '.join(f'`{t}`' for t in repair.tests[:2])}); its method `{old}` is renamed to it, with the "
             f"class's {calls} call{'s' if calls != 1 else ''} of it.")
