@@ -76,7 +76,8 @@ def run_fixbot(bug: Bug, repo: Path, out: Path, log: Path, args: Namespace) -> d
     """`fixbot fix` on the checkout, its output streamed to `log`; what it did, read from its report.json."""
     shutil.rmtree(out, ignore_errors=True)  # an older run's report must not be read as this one's
     cmd = [sys.executable, "-m", "bot.cli.main", "fix", str(repo), "--test-cmd", bug.test_cmd, "--out", str(out),
-           "--wall", f"{args.wall:g}", "--model", args.model, *args.extra]
+           "--wall", f"{args.wall:g}", "--model", args.model, *args.extra,
+           *(arg for command in bug.setup for arg in ("--setup", command))]
     start = time.monotonic()
     overran = False
     with log.open("wb") as sink:  # a --force re-run starts its log afresh
@@ -121,6 +122,7 @@ def record(bug: Bug, run: dict, score: Score, commit: str) -> dict:
     v = score.verdict
     return {"id": bug.id, "project": bug.project, "bug": bug.number, "date": time.strftime("%Y-%m-%d %H:%M"),
             "commit": commit, **{k: run[k] for k in run if k != "patch"}, "patch_lines": len(run["patch"].splitlines()),
+            "user_setup": list(bug.setup),
             "reproduced": v.reproduced, "patch_applies": v.patch_applies, "exposing_pass": v.exposing_pass,
             "fixed": v.fixed, "regression": v.regression, "broken": list(v.broken),
             "same_functions": score.same_functions, "identical": score.identical,

@@ -8,12 +8,14 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+import yaml
 from common import part_slice
 
 from bot.errors import UserError
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "realbugs"
+SETTINGS = REPO / "bench" / "realbugs_settings.yml"  # a user's `setup` for the bugs that need one
 
 
 class BenchError(UserError):
@@ -28,6 +30,7 @@ class Bug:
     test_files: tuple[str, ...]  # the exposing tests' files: the test command runs all of them
     pytest_ids: tuple[str, ...]  # the exposing tests
     fix_files: tuple[str, ...]  # the non-test files the developers' fix changed
+    setup: tuple[str, ...] = ()  # a user's set-up commands for its environment (SETTINGS), passed as --setup
 
     @property
     def bug_tag(self) -> str:
@@ -42,19 +45,33 @@ class Bug:
         return " ".join(["pytest", *self.test_files])
 
 
-def load_manifest(data: Path) -> list[Bug]:
+def load_manifest(data: Path, settings_file: Path = SETTINGS) -> list[Bug]:
     path = data / "manifest.jsonl"
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError as exc:
         raise BenchError(f"--data {data}: {exc.strerror or exc} (the realbugs directory holds manifest.jsonl)") \
             from None
+    settings = user_settings(settings_file)
     bugs = []
     for line in filter(str.strip, lines):
         d = json.loads(line)
         bugs.append(Bug(d["id"], d["project"], int(d["bug"]), tuple(d["test_files"]), tuple(d["pytest_ids"]),
-                        tuple(d["fix_files"])))
+                        tuple(d["fix_files"]), tuple(settings.get(d["id"], {}).get("setup", ()))))
+    unknown = sorted(set(settings) - {b.id for b in bugs})
+    if unknown:
+        raise BenchError(f"{SETTINGS.name} names bug(s) the manifest does not hold: {', '.join(unknown)}")
     return bugs
+
+
+def user_settings(path: Path = SETTINGS) -> dict[str, dict]:
+    """The bugs' user settings by id: each a `setup` list of shell commands and a `why`."""
+    settings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    bad = [i for i, s in settings.items() if not isinstance(s, dict) or not isinstance(s.get("setup"), list)
+           or not all(isinstance(c, str) for c in s["setup"])]
+    if bad:
+        raise BenchError(f"{path.name}: {', '.join(bad)}: each bug needs a `setup` list of shell commands")
+    return settings
 
 
 def select(bugs: list[Bug], *, ids: str | None = None, project: str | None = None,

@@ -50,6 +50,7 @@ def summarize(records: list[dict]) -> dict:
             "no_report": {r["id"]: r["reason"] for r in records
                           if r["exit_code"] != 2 and r["status"] == "no report"},
             "score_errors": {r["id"]: r["score_error"] for r in records if r["score_error"]},
+            "user_setup": {r["id"]: r["user_setup"] for r in records if r.get("user_setup")},
             "regressions": {r["id"]: r["broken"] for r in records if r["regression"]}}
 
 
@@ -70,7 +71,13 @@ def console_table(summary: dict) -> str:
     lines += [f"not scored · {bug}: {error}" for bug, error in summary["score_errors"].items()]
     lines += [f"REGRESSION ACCEPTED · {bug}: broke {', '.join(broken)}"
               for bug, broken in summary["regressions"].items()]
+    lines += _setup_notes(summary)
     return "\n".join(lines)
+
+
+def _setup_notes(summary: dict) -> list[str]:
+    return [f"with a user's setup (bench/realbugs_settings.yml) · {b}: {' && '.join(c)}"
+            for b, c in summary.get("user_setup", {}).items()]
 
 
 def md_table(head: list[str], rows: list[list[str]]) -> list[str]:
@@ -97,6 +104,7 @@ def markdown_section(key: str, *, date: str, commits: list[str], command: str, f
     notes += [f"- no report · {b}: {why}" for b, why in summary["no_report"].items()]
     notes += [f"- not scored · {b}: {why}" for b, why in summary["score_errors"].items()]
     notes += [f"- regression accepted · {b}: broke {', '.join(t)}" for b, t in summary["regressions"].items()]
+    notes += [f"- {n}" for n in _setup_notes(summary)]
     lines += notes + ([""] if notes else []) + ["<details><summary>per bug</summary>", ""]
     lines += md_table(["bug", "exit", "status", "reproduced", "fixed", "same functions", "identical", "wall s",
                         "model calls", "reason / message"], [_bug_row(r) for r in records])

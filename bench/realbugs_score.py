@@ -189,7 +189,8 @@ def _score(bug: Bug, bundles: Bundles, patch: str, exit_code: int, dirs: dict[st
         applies = _apply(patch, root)
         if applies:
             variants.append(tree_files(root))
-    env = prepare_environment(at_bug, EnvRequest(), client=client, log=lambda _m: None)  # as fixbot's own run
+    env = prepare_environment(at_bug, EnvRequest(setup=bug.setup), client=client,
+                              log=lambda _m: None)  # as fixbot's own run
     start = time.monotonic()
     with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
         # not strict: a version whose tests cannot be collected has failed runs, like any other failure

@@ -48,6 +48,7 @@ def summarize(records: list[dict]) -> dict:
             "not_reproduced": {r["id"]: why_line(r["why"]) if r["why"] else "" for r in records
                                if r["set_up"] and not r["reproduced"]},
             "not_reused": [r["id"] for r in records if r["set_up"] and not r["reused"]],
+            "user_setup": {r["id"]: r["user_setup"] for r in records if r.get("user_setup")},
             "also_exposing": {r["id"]: r["also_exposing"] for r in records if r.get("also_exposing")},
             "modules_failed_at_bug": {r["id"]: r["modules_failed_at_bug"] for r in records
                                       if r["reproduced"] and r.get("modules_failed_at_bug")}}
@@ -66,6 +67,8 @@ def _notes(summary: dict) -> list[str]:
     notes = [f"set-up failed · {b}: {why}" for b, why in summary["setup_errors"].items()]
     notes += [f"not reproduced · {b}: {why}" for b, why in summary["not_reproduced"].items()]
     notes += [f"second set-up built again · {b}" for b in summary["not_reused"]]
+    notes += [f"with a user's setup (bench/realbugs_settings.yml) · {b}: {' && '.join(c)}"
+              for b, c in summary.get("user_setup", {}).items()]
     notes += [f"besides the exposing tests, fail at bug-N and pass at fix-N (the same bug, unnamed by the manifest) · "
               f"{b}: {', '.join(ids)}" for b, ids in summary.get("also_exposing", {}).items()]
     notes += [f"reproduced by a test module that does not import at bug-N (it uses what the fix adds) · {b}: "

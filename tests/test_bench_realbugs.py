@@ -37,6 +37,24 @@ def test_the_selection_narrows_in_manifest_order_and_its_parts_cover_it_once(sha
     assert bug.test_cmd == "pytest test/test_utils.py" and len(bug.pytest_ids) == 2 and bug.fix_tag == "fix-15"
 
 
+def test_a_bug_that_needs_a_users_setup_carries_it_and_the_others_none(shared_data):
+    bugs = {b.id: b for b in load_manifest(shared_data / "realbugs")}
+    assert any("pytest<3.6" in command for command in bugs["httpie-1"].setup)
+    assert [b.id for b in bugs.values() if b.setup] == ["httpie-1"]
+
+
+@pytest.mark.parametrize("settings, message", [
+    ("django-1:\n  setup: [pip install .]\n", "names bug(s) the manifest does not hold: django-1"),
+    ("httpie-1:\n  setup: pip install .\n", "httpie-1: each bug needs a `setup` list of shell commands"),
+    ("httpie-1: pip install .\n", "httpie-1: each bug needs a `setup` list"),
+])
+def test_bad_user_settings_are_a_bench_error(shared_data, tmp_path, settings, message):
+    path = tmp_path / "settings.yml"
+    path.write_text(settings)
+    with pytest.raises(BenchError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        load_manifest(shared_data / "realbugs", path)
+
+
 @pytest.mark.parametrize("kwargs, message", [
     ({"ids": "youtube-dl-1,youtube-dl-99"}, "--bugs: unknown bug id(s) youtube-dl-99"),
     ({"part": "3/2"}, "--part '3/2': use K/N with 1 <= K <= N"),

@@ -73,6 +73,24 @@ def test_reproduce_only_sets_up_reproduces_explains_resumes_and_writes_its_own_s
     assert md.read_text().count(f"<!-- realbugs: {out} -->") == 1
 
 
+def test_httpie_1_reproduces_with_its_users_setup_and_not_without(shared_data, tmp_path, docker_client, base_39):
+    """The user's setup in bench/realbugs_settings.yml is what makes httpie-1 reproduce: without it, pytest refuses
+    the project's conftest."""
+    from realbugs_corpus import Bundles, load_manifest, select
+    from realbugs_setup import reproduce_bug
+
+    from bot.fix.environment import EnvRequest
+
+    bug = select(load_manifest(shared_data / "realbugs"), ids="httpie-1")[0]
+    bundles = Bundles(shared_data / "realbugs", tmp_path / "clones")
+    mine = reproduce_bug(bug, bundles, tmp_path / "mine", client=docker_client, request=EnvRequest(setup=bug.setup))
+    assert mine["set_up"] and mine["reproduced"], mine
+    assert mine["tests"]["bug"]["failed"] > 0 and mine["tests"]["fix"]["failed"] == 0
+    inferred = reproduce_bug(bug, bundles, tmp_path / "inferred", client=docker_client)
+    assert inferred["set_up"] and not inferred["reproduced"]
+    assert "being applied more than once" in (tmp_path / "inferred" / "bug.out").read_text()
+
+
 def _run(passed: set[str], failed: set[str]):
     from bot.fix.types import TestRun
 
