@@ -201,13 +201,13 @@ def test_ci_passes_the_configured_design_and_samples_to_the_pipeline():
 
 
 def test_the_failing_jobs_python_reaches_the_environment(tmp_path):
-    from bot.cli.ci_cmd import _env_request, _job_pythons
+    from bot.cli.ci_cmd import _env_request, _job_pythons, _workflow_text
     from bot.config import Config
     from bot.github.client import _workflow_file
     from bot.github.types import JobInfo
 
     # in the failing job itself: actions/setup-python leaves pythonLocation in the job's environment
-    assert _job_pythons({"pythonLocation": "/opt/hostedtoolcache/Python/3.9.18/x64"}, tmp_path, "", []) == ("3.9",)
+    assert _job_pythons({"pythonLocation": "/opt/hostedtoolcache/Python/3.9.18/x64"}, "", []) == ("3.9",)
     # a run read afterwards: its workflow file in the workspace and the failed jobs' matrix values
     workflow = tmp_path / ".github" / "workflows" / "ci.yml"
     workflow.parent.mkdir(parents=True)
@@ -215,8 +215,8 @@ def test_the_failing_jobs_python_reaches_the_environment(tmp_path):
                         "        python-version: ['3.9', '3.13']\n    steps:\n      - uses: actions/setup-python@v5\n"
                         "        with:\n          python-version: ${{ matrix.python-version }}\n")
     failed = [JobInfo(1, "test (3.13)", "failure", None)]
-    assert _job_pythons({}, tmp_path, ".github/workflows/ci.yml", failed) == ("3.13",)
-    assert _job_pythons({}, tmp_path, ".github/workflows/gone.yml", failed) == ()
+    assert _job_pythons({}, _workflow_text(tmp_path, ".github/workflows/ci.yml"), failed) == ("3.13",)
+    assert _workflow_text(tmp_path, ".github/workflows/gone.yml") == "" and _job_pythons({}, "", failed) == ()
     assert _workflow_file("octocat/octo-repo/.github/workflows/ci.yml@main") == ".github/workflows/ci.yml"
     request = _env_request(Config(python="", setup=("make deps",)), ("3.13",))
     assert (request.python, request.setup, request.ci_versions) == (None, ("make deps",), ("3.13",))

@@ -62,25 +62,27 @@ def _log_failures(gh: GitHubRepo, jobs: Sequence[JobInfo], io: RunnerIO) -> tupl
     return tuple(failures)
 
 
-def _job_pythons(env: Mapping[str, str], workspace: Path, workflow: str, jobs: Sequence[JobInfo]) -> tuple[str, ...]:
+def _job_pythons(env: Mapping[str, str], workflow_text: str, jobs: Sequence[JobInfo]) -> tuple[str, ...]:
     """The python-version the failing job ran: in the job itself, actions/setup-python's `pythonLocation`
-    (".../Python/3.9.18/x64"); for a run read afterwards, its workflow file and the failed jobs' matrix values."""
+    (".../Python/3.9.18/x64"); for a run read afterwards, its workflow file's text and the failed jobs' matrix
+    values."""
     if match := re.search(r"/(\d+\.\d+)\.\d+[^/]*/[^/]+/?$", env.get("pythonLocation", "")):
         return (match.group(1),)
-    text = _workflow_text(workspace, workflow)
-    return tuple(dict.fromkeys(v for job in jobs for v in job_python_versions(text, job.name)))
+    return tuple(dict.fromkeys(v for job in jobs for v in job_python_versions(workflow_text, job.name)))
 
 
 def _workflow_text(workspace: Path, workflow: str) -> str:
+    """The run's workflow file as the workspace holds it; "" when the run names none or it is not there."""
     path = workspace / workflow if workflow else None
     return path.read_text(encoding="utf-8", errors="replace") if path is not None and path.is_file() else ""
 
 
-def _ci_test_env(workspace: Path, workflow: str, jobs: Sequence[JobInfo]) -> tuple[tuple[str, str], ...]:
+def _ci_test_env(workflow_text: str, jobs: Sequence[JobInfo]) -> tuple[tuple[str, str], ...]:
     """The variables the failed jobs' test step ran with (the same in each), from the workflow file: the sandbox
     runs the tests in a clean environment, so a settings module or locale the CI sets must be set there too."""
-    text = _workflow_text(workspace, workflow)
-    return tuple(shared_values([job_test_env(text, job.name) for job in jobs] if text else []).items())
+    if not workflow_text:
+        return ()
+    return tuple(shared_values([job_test_env(workflow_text, job.name) for job in jobs]).items())
 
 
 def _env_request(config: Config, versions: tuple[str, ...]) -> EnvRequest:
@@ -187,8 +189,9 @@ def _checkout_of(workspace: Path, the_plan: Plan, head: str) -> Checkout:
 
 
 def _fix(env: Mapping[str, str], config: Config, checkout: Checkout, read: _RunRead, io: RunnerIO) -> FixResult:
-    versions = _job_pythons(env, Path(checkout.root), read.workflow, read.jobs)
-    ci_env = _ci_test_env(Path(checkout.root), read.workflow, read.jobs)
+    workflow_text = _workflow_text(Path(checkout.root), read.workflow)
+    versions = _job_pythons(env, workflow_text, read.jobs)
+    ci_env = _ci_test_env(workflow_text, read.jobs)
     if ci_env:
         io.say(f"the tests' environment, as {read.workflow} sets it: " + " ".join(f"{k}={v}" for k, v in ci_env))
     return fix_checkout(checkout, _options(config, read.failures, ci_env), model=config.model,

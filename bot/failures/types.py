@@ -35,6 +35,11 @@ class Failure:
     message: str | None
     traceback: tuple[Frame, ...] = ()
 
+    @property
+    def error_line(self) -> str:
+        """`ErrorType: message`, the exception's last line as Python prints it (parts the input lacked empty)."""
+        return f"{self.error_type or ''}: {self.message or ''}"
+
 
 class ParseError(UserError):
     """The input is not test output at all (not JUnit XML, no pytest run in the text)."""

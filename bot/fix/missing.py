@@ -41,7 +41,7 @@ def _module_path(module: str, files: Mapping[str, bytes]) -> str | None:
 
 def _named(failure: Failure) -> tuple[str, str] | None:
     """(module, name) when the failure says a module lacks a name."""
-    text = f"{failure.error_type or ''}: {failure.message or ''}"
+    text = failure.error_line
     if (found := _CANNOT_IMPORT.search(text)) is not None:
         return found.group(2), found.group(1)
     if (found := _NO_ATTRIBUTE.search(text)) is not None:

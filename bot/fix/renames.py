@@ -39,7 +39,7 @@ class Rename:
 
 def _lacking(failure: Failure) -> tuple[str, str] | None:
     """(class name, attribute) when the failure says an instance or a class lacks an attribute."""
-    found = _NO_ATTRIBUTE.search(f"{failure.error_type or ''}: {failure.message or ''}")
+    found = _NO_ATTRIBUTE.search(failure.error_line)
     return None if found is None else (found.group(1) or found.group(2), found.group(3))
 
 
