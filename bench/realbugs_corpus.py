@@ -58,15 +58,17 @@ def load_manifest(data: Path, settings_file: Path = SETTINGS) -> list[Bug]:
         d = json.loads(line)
         bugs.append(Bug(d["id"], d["project"], int(d["bug"]), tuple(d["test_files"]), tuple(d["pytest_ids"]),
                         tuple(d["fix_files"]), tuple(settings.get(d["id"], {}).get("setup", ()))))
-    unknown = sorted(set(settings) - {b.id for b in bugs})
-    if unknown:
-        raise BenchError(f"{SETTINGS.name} names bug(s) the manifest does not hold: {', '.join(unknown)}")
-    return bugs
+    return bugs  # settings for ids another manifest does not hold apply to nothing (the reports list those used)
 
 
 def user_settings(path: Path = SETTINGS) -> dict[str, dict]:
     """The bugs' user settings by id: each a `setup` list of shell commands and a `why`."""
-    settings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    try:
+        settings = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except (OSError, yaml.YAMLError) as exc:
+        raise BenchError(f"{path.name}: {exc}".splitlines()[0]) from None
+    if not isinstance(settings, dict):
+        raise BenchError(f"{path.name}: map each bug id to its settings (`httpie-1: {{setup: [...]}}`)")
     bad = [i for i, s in settings.items() if not isinstance(s, dict) or not isinstance(s.get("setup"), list)
            or not all(isinstance(c, str) for c in s["setup"])]
     if bad:

@@ -44,9 +44,10 @@ def test_a_bug_that_needs_a_users_setup_carries_it_and_the_others_none(shared_da
 
 
 @pytest.mark.parametrize("settings, message", [
-    ("django-1:\n  setup: [pip install .]\n", "names bug(s) the manifest does not hold: django-1"),
     ("httpie-1:\n  setup: pip install .\n", "httpie-1: each bug needs a `setup` list of shell commands"),
     ("httpie-1: pip install .\n", "httpie-1: each bug needs a `setup` list"),
+    ("- httpie-1\n", "settings.yml: map each bug id to its settings"),
+    ("httpie-1: [\n", "settings.yml: while parsing"),
 ])
 def test_bad_user_settings_are_a_bench_error(shared_data, tmp_path, settings, message):
     path = tmp_path / "settings.yml"
