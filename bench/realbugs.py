@@ -72,12 +72,17 @@ def to_run(bugs: list[Bug], recorded: dict[str, dict], force: bool) -> list[Bug]
     return list(bugs) if force else [b for b in bugs if b.id not in recorded]
 
 
+def fixbot_command(bug: Bug, repo: Path, out: Path, args: Namespace) -> list[str]:
+    """`fixbot fix` as the bench runs it: the bug's test files, the bench's settings, the bug's user setup."""
+    return [sys.executable, "-m", "bot.cli.main", "fix", str(repo), "--test-cmd", bug.test_cmd, "--out", str(out),
+            "--wall", f"{args.wall:g}", "--model", args.model, *args.extra,
+            *(arg for command in bug.setup for arg in ("--setup", command))]
+
+
 def run_fixbot(bug: Bug, repo: Path, out: Path, log: Path, args: Namespace) -> dict:
     """`fixbot fix` on the checkout, its output streamed to `log`; what it did, read from its report.json."""
     shutil.rmtree(out, ignore_errors=True)  # an older run's report must not be read as this one's
-    cmd = [sys.executable, "-m", "bot.cli.main", "fix", str(repo), "--test-cmd", bug.test_cmd, "--out", str(out),
-           "--wall", f"{args.wall:g}", "--model", args.model, *args.extra,
-           *(arg for command in bug.setup for arg in ("--setup", command))]
+    cmd = fixbot_command(bug, repo, out, args)
     start = time.monotonic()
     overran = False
     with log.open("wb") as sink:  # a --force re-run starts its log afresh

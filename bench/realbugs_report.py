@@ -71,11 +71,11 @@ def console_table(summary: dict) -> str:
     lines += [f"not scored · {bug}: {error}" for bug, error in summary["score_errors"].items()]
     lines += [f"REGRESSION ACCEPTED · {bug}: broke {', '.join(broken)}"
               for bug, broken in summary["regressions"].items()]
-    lines += _setup_notes(summary)
+    lines += setup_notes(summary)
     return "\n".join(lines)
 
 
-def _setup_notes(summary: dict) -> list[str]:
+def setup_notes(summary: dict) -> list[str]:
     return [f"with a user's setup (bench/realbugs_settings.yml) · {b}: {' && '.join(c)}"
             for b, c in summary.get("user_setup", {}).items()]
 
@@ -104,7 +104,7 @@ def markdown_section(key: str, *, date: str, commits: list[str], command: str, f
     notes += [f"- no report · {b}: {why}" for b, why in summary["no_report"].items()]
     notes += [f"- not scored · {b}: {why}" for b, why in summary["score_errors"].items()]
     notes += [f"- regression accepted · {b}: broke {', '.join(t)}" for b, t in summary["regressions"].items()]
-    notes += [f"- {n}" for n in _setup_notes(summary)]
+    notes += [f"- {n}" for n in setup_notes(summary)]
     lines += notes + ([""] if notes else []) + ["<details><summary>per bug</summary>", ""]
     lines += md_table(["bug", "exit", "status", "reproduced", "fixed", "same functions", "identical", "wall s",
                         "model calls", "reason / message"], [_bug_row(r) for r in records])

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from common import aligned
-from realbugs_report import md_table, read_results, update_results_md
+from realbugs_report import md_table, read_results, setup_notes, update_results_md
 from realbugs_setup import RESULTS, SUMMARY, why_line
 
 COLUMNS = (("bugs", "total"), ("set up", "set_up"), ("reproduced", "reproduced"), ("Python", "pythons"),
@@ -67,8 +67,7 @@ def _notes(summary: dict) -> list[str]:
     notes = [f"set-up failed · {b}: {why}" for b, why in summary["setup_errors"].items()]
     notes += [f"not reproduced · {b}: {why}" for b, why in summary["not_reproduced"].items()]
     notes += [f"second set-up built again · {b}" for b in summary["not_reused"]]
-    notes += [f"with a user's setup (bench/realbugs_settings.yml) · {b}: {' && '.join(c)}"
-              for b, c in summary.get("user_setup", {}).items()]
+    notes += setup_notes(summary)
     notes += [f"besides the exposing tests, fail at bug-N and pass at fix-N (the same bug, unnamed by the manifest) · "
               f"{b}: {', '.join(ids)}" for b, ids in summary.get("also_exposing", {}).items()]
     notes += [f"reproduced by a test module that does not import at bug-N (it uses what the fix adds) · {b}: "

@@ -43,6 +43,20 @@ def test_a_bug_that_needs_a_users_setup_carries_it_and_the_others_none(shared_da
     assert [b.id for b in bugs.values() if b.setup] == ["httpie-1"]
 
 
+def test_fixbot_runs_with_the_bugs_user_setup_and_the_reports_say_so(shared_data, tmp_path):
+    bug = select(load_manifest(shared_data / "realbugs"), ids="httpie-1")[0]
+    args = realbugs.parse_args(["--fixbot-args=--no-search", "--out", str(tmp_path)])
+    cmd = realbugs.fixbot_command(bug, tmp_path / "repo", tmp_path / "out", args)
+    assert cmd[cmd.index("--setup") + 1] == bug.setup[0] and "--no-search" in cmd
+    assert cmd[cmd.index("--test-cmd") + 1] == "pytest tests/test_downloads.py"
+    assert "--setup" not in realbugs.fixbot_command(select(load_manifest(shared_data / "realbugs"),
+                                                           ids="youtube-dl-1")[0], tmp_path, tmp_path, args)
+    summary = summarize([{**RECORDS[0], "id": "httpie-1", "project": "httpie", "user_setup": list(bug.setup)}])
+    assert summary["user_setup"] == {"httpie-1": list(bug.setup)}
+    assert realbugs.console_table(summary).splitlines()[-1].startswith(
+        "with a user's setup (bench/realbugs_settings.yml) · httpie-1: pip install")
+
+
 @pytest.mark.parametrize("settings, message", [
     ("httpie-1:\n  setup: pip install .\n", "httpie-1: each bug needs a `setup` list of shell commands"),
     ("httpie-1: pip install .\n", "httpie-1: each bug needs a `setup` list"),
