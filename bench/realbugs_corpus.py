@@ -12,6 +12,7 @@ import yaml
 from common import part_slice
 
 from bot.errors import UserError
+from bot.fix.environment import EnvRequest
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "realbugs"
@@ -43,6 +44,11 @@ class Bug:
     @property
     def test_cmd(self) -> str:
         return " ".join(["pytest", *self.test_files])
+
+    @property
+    def env_request(self) -> EnvRequest:
+        """What a user of the project tells fixbot about its environment: the bug's `setup`, else nothing."""
+        return EnvRequest(setup=self.setup)
 
 
 def load_manifest(data: Path, settings_file: Path = SETTINGS) -> list[Bug]:

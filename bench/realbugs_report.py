@@ -50,7 +50,7 @@ def summarize(records: list[dict]) -> dict:
             "no_report": {r["id"]: r["reason"] for r in records
                           if r["exit_code"] != 2 and r["status"] == "no report"},
             "score_errors": {r["id"]: r["score_error"] for r in records if r["score_error"]},
-            "user_setup": {r["id"]: r["user_setup"] for r in records if r.get("user_setup")},
+            "user_setup": user_setups(records),
             "regressions": {r["id"]: r["broken"] for r in records if r["regression"]}}
 
 
@@ -73,6 +73,11 @@ def console_table(summary: dict) -> str:
               for bug, broken in summary["regressions"].items()]
     lines += setup_notes(summary)
     return "\n".join(lines)
+
+
+def user_setups(records: list[dict]) -> dict[str, list[str]]:
+    """The bugs that ran with a user's setup (bench/realbugs_settings.yml), with its commands."""
+    return {r["id"]: r["user_setup"] for r in records if r.get("user_setup")}
 
 
 def setup_notes(summary: dict) -> list[str]:

@@ -15,7 +15,7 @@ from realbugs_corpus import Bug, Bundles
 
 from bot.errors import UserError
 from bot.fix.checkout import load_checkout
-from bot.fix.environment import EnvRequest, prepare_environment
+from bot.fix.environment import prepare_environment
 from bot.fix.testrun import TestCommand, run_many
 from bot.fix.types import Checkout, TestRun
 from sandbox import open_sandbox
@@ -189,8 +189,7 @@ def _score(bug: Bug, bundles: Bundles, patch: str, exit_code: int, dirs: dict[st
         applies = _apply(patch, root)
         if applies:
             variants.append(tree_files(root))
-    env = prepare_environment(at_bug, EnvRequest(setup=bug.setup), client=client,
-                              log=lambda _m: None)  # as fixbot's own run
+    env = prepare_environment(at_bug, bug.env_request, client=client, log=lambda _m: None)  # as fixbot's own run
     start = time.monotonic()
     with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
         # not strict: a version whose tests cannot be collected has failed runs, like any other failure

@@ -255,7 +255,7 @@ def run_reproductions(todo: list[Bug], bundles: Bundles, out: Path, say, *, comm
             where = out / "bugs" / bug.id
             say(f"[{i}/{len(todo)}] {bug.id}: set-up and tests at {bug.bug_tag} and {bug.fix_tag} ... "
                 f"(log: {where / 'setup.log'})")
-            r = {**reproduce_bug(bug, bundles, where, client=client, request=EnvRequest(setup=bug.setup)),
+            r = {**reproduce_bug(bug, bundles, where, client=client, request=bug.env_request),
                  "date": time.strftime("%Y-%m-%d %H:%M"), "commit": commit, "user_setup": list(bug.setup)}
             results.write(json.dumps(r) + "\n")
             results.flush()

@@ -8,7 +8,7 @@ import time
 from pathlib import Path
 
 from common import aligned
-from realbugs_report import md_table, read_results, setup_notes, update_results_md
+from realbugs_report import md_table, read_results, setup_notes, update_results_md, user_setups
 from realbugs_setup import RESULTS, SUMMARY, why_line
 
 COLUMNS = (("bugs", "total"), ("set up", "set_up"), ("reproduced", "reproduced"), ("Python", "pythons"),
@@ -48,7 +48,7 @@ def summarize(records: list[dict]) -> dict:
             "not_reproduced": {r["id"]: why_line(r["why"]) if r["why"] else "" for r in records
                                if r["set_up"] and not r["reproduced"]},
             "not_reused": [r["id"] for r in records if r["set_up"] and not r["reused"]],
-            "user_setup": {r["id"]: r["user_setup"] for r in records if r.get("user_setup")},
+            "user_setup": user_setups(records),
             "also_exposing": {r["id"]: r["also_exposing"] for r in records if r.get("also_exposing")},
             "modules_failed_at_bug": {r["id"]: r["modules_failed_at_bug"] for r in records
                                       if r["reproduced"] and r.get("modules_failed_at_bug")}}
