@@ -1,11 +1,11 @@
 """What candidates return on more inputs than the visible tests hold: the evidence by which bot/agent/select.py
-groups the candidates that pass. The inputs are the visible tests' own calls and those calls with one argument
-varied at a time, within its type (numbers moved by one, zeroed and negated; strings and lists emptied,
-shortened, reversed, extended), so that they stay inputs the function is meant for. Never the hidden tests."""
+groups the candidates that pass (and, on the inputs of the model's asserts, scores them). The inputs are the
+visible tests' own calls and those calls with one argument varied at a time, within its type (numbers moved by
+one, zeroed and negated; strings and lists emptied, shortened, reversed, extended), so that they stay inputs the
+function is meant for. Never the hidden tests."""
 from __future__ import annotations
 
 import ast
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -94,14 +94,15 @@ class BehaviourJudge:
         return (f"{splice(self.module, self.function, function_source)}\n"
                 f"__fixbot_result__ = repr({self.function}(*{args!r}))[:{OUTPUT_CHARS}]\n")
 
-    def signatures(self, sources: Sequence[str]) -> list[str]:
-        programs = [self.program(s, args) for s in sources for args in self.inputs]
+    def outputs(self, sources: Sequence[str], extra_inputs: Sequence[tuple[Any, ...]] = ()) -> list[list[str]]:
+        inputs = [*self.inputs, *extra_inputs]
+        programs = [self.program(s, args) for s in sources for args in inputs]
         records = run_programs(self.sandbox, programs, TIMEOUT_S)
-        n = len(self.inputs)
-        return [json.dumps([_output(r) for r in records[i * n:(i + 1) * n]]) for i in range(len(sources))]
+        n = len(inputs)
+        return [[_output(r) for r in records[i * n:(i + 1) * n]] for i in range(len(sources))]
 
 
-def behaviour_judge(sandbox: Sandbox, module: str, entry_point: str, visible_tests: str) -> BehaviourJudge | None:
-    """A judge on the visible tests' inputs and their variants, or None when the tests have no literal call."""
-    inputs = probe_inputs(visible_calls(visible_tests, entry_point))
-    return BehaviourJudge(sandbox, module, entry_point, tuple(inputs)) if inputs else None
+def behaviour_judge(sandbox: Sandbox, module: str, entry_point: str, visible_tests: str) -> BehaviourJudge:
+    """A judge on the visible tests' inputs and their variants (none when the tests have no literal call: then
+    only the inputs of the model's asserts tell the candidates apart)."""
+    return BehaviourJudge(sandbox, module, entry_point, tuple(probe_inputs(visible_calls(visible_tests, entry_point))))

@@ -2,10 +2,11 @@
 runs the candidates in this process."""
 from __future__ import annotations
 
-import json
 from collections.abc import Sequence
+from typing import Any
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
+from bot.agent.expectations import agrees, parse_asserts
 from bot.agent.select import EXTRA_ANSWERS, choose
 from bot.llm import ScriptedLLM
 
@@ -20,6 +21,7 @@ WEAK = "```python\ndef absolute(x):\n    return 3\n```"
 RIGHT = "```python\ndef absolute(x):\n    return abs(x)\n```"
 ALSO_RIGHT = "```python\ndef absolute(x):\n    return x if x >= 0 else -x\n```"
 WRONG = "```python\ndef absolute(x):\n    return x * x\n```"
+NO_ASSERTS = "I cannot write tests for this."  # the model's asserts answer, when it writes none
 
 
 def _call(source: str, x: int) -> str:
@@ -40,9 +42,9 @@ class Judge:
     def __init__(self) -> None:
         self.asked: list[int] = []
 
-    def signatures(self, sources: Sequence[str]) -> list[str]:
+    def outputs(self, sources: Sequence[str], extra_inputs: Sequence[tuple[Any, ...]] = ()) -> list[list[str]]:
         self.asked.append(len(sources))
-        return [json.dumps([_call(s, x) for x in (3, -2, 0, 5)]) for s in sources]
+        return [[_call(s, x) for x in (3, -2, 0, 5, *(args[0] for args in extra_inputs))] for s in sources]
 
 
 def run(answers: list[str], judge: Judge | None, **options) -> tuple:  # type: ignore[no-untyped-def]
@@ -54,21 +56,33 @@ def run(answers: list[str], judge: Judge | None, **options) -> tuple:  # type: i
 
 
 def test_the_answer_given_most_often_wins_over_the_first_that_passed():
-    result, llm = run([WEAK, RIGHT, ALSO_RIGHT, RIGHT.replace("abs(x)", "abs( x )")], Judge())
+    result, llm = run([WEAK, RIGHT, ALSO_RIGHT, RIGHT.replace("abs(x)", "abs( x )"), NO_ASSERTS], Judge())
     # the first answer passes; three more are drawn: abs, an equivalent of it that behaves the same on every input,
     # and abs again (the same code): one vote against three, and of the three, abs changes the fewest lines
-    assert len(llm.calls) == 1 + EXTRA_ANSWERS
+    assert len(llm.calls) == 1 + EXTRA_ANSWERS + 1  # and the asserts, of which there are none
     assert result.final_code == BUGGY.replace("return x", "return abs(x)")
     s = result.selection
-    assert (s.candidates, s.groups, s.votes, s.changed, s.drawn) == (3, 2, 3, True, EXTRA_ANSWERS)
-    assert [a.node for a in result.attempts] == ["draft", "select", "select", "select"]
-    assert all(a.outcome == "passed" for a in result.attempts)
+    assert (s.candidates, s.groups, s.votes, s.changed, s.drawn, s.asserts) == (3, 2, 3, True, EXTRA_ANSWERS, 0)
+    assert [a.node for a in result.attempts] == ["draft", "select", "select", "select", "asserts"]
+    assert [a.outcome for a in result.attempts] == ["passed"] * 4 + ["written"]
+    assert "What it should do:" in llm.calls[-1][1].content and "return x" not in llm.calls[-1][1].content
+
+
+def test_the_model_s_asserts_outweigh_the_votes():
+    """Three answers of `return 3` against one of abs: the asserts the model writes from the docstring (one of them
+    wrong, which neither passes) choose abs."""
+    asserts = "```python\nassert absolute(-2) == 2\nassert absolute(0) == 0\nassert absolute(5) == 6\n```"
+    result, llm = run([WEAK, WEAK, RIGHT, WEAK, asserts], Judge())
+    assert result.final_code == BUGGY.replace("return x", "return abs(x)")
+    s = result.selection
+    assert (s.candidates, s.votes, s.changed, s.asserts, s.agreed) == (2, 1, True, 3, 2)
 
 
 def test_a_drawn_answer_that_fails_the_visible_tests_has_no_vote():
-    result, _ = run([RIGHT, WRONG, WRONG, WEAK], Judge())  # abs and the constant, one vote each: a tie, the first
+    # abs and the constant, one vote each: a tie, the first
+    result, _ = run([RIGHT, WRONG, WRONG, WEAK, NO_ASSERTS], Judge())
     assert result.final_code == BUGGY.replace("return x", "return abs(x)") and not result.selection.changed
-    assert [a.outcome for a in result.attempts] == ["passed", "failed", "failed", "passed"]
+    assert [a.outcome for a in result.attempts] == ["passed", "failed", "failed", "passed", "written"]
 
 
 def test_without_a_judge_the_first_fix_stands_and_nothing_more_is_asked():
@@ -93,6 +107,7 @@ def test_choose_weighs_votes_then_changed_lines():
     assert choose(original, [one, other], [1, 2], ["a", "b"]) == (1, 2)  # more votes
     assert choose(original, [two, other], [1, 1], ["a", "b"]) == (1, 1)  # a tie: fewer changed lines
     assert choose(original, [two, one, other], [1, 1, 1], ["a", "a", "b"]) == (1, 2)  # a group's votes add up
+    assert choose(original, [one, other], [5, 1], ["a", "b"], [0, 1]) == (1, 1)  # an assert passed beats votes
 
 
 def test_a_drawn_answer_that_is_the_original_unchanged_has_no_vote():
@@ -100,3 +115,26 @@ def test_a_drawn_answer_that_is_the_original_unchanged_has_no_vote():
     result, _ = run([RIGHT, "```python\ndef absolute(x):\n    return x\n```"] * 2, Judge())
     assert result.final_code == BUGGY.replace("return x", "return abs(x)")
     assert [a.outcome for a in result.attempts] == ["passed", "repeat", "passed", "repeat"]
+
+
+def test_the_asserts_are_read_one_line_at_a_time():
+    text = """Here they are:
+```python
+assert f([1, 2], 3) == 4
+assert f('a')
+assert not f('b')
+assert abs(f(1.0) - 2) < 1e-6
+assert f(x) == 3
+assert f([1, 2], 3) == 5
+assert f(2) == [1, 2] and more(
+assert candidate(7) is None
+```"""
+    assert [(e.args, e.expected) for e in parse_asserts(text, "f")] == [
+        (([1, 2], 3), 4), (("a",), True), (("b",), False), ((7,), None)]  # a second answer for an input: the first
+    assert parse_asserts("assert f(1) == 2\nassert f(2) == 3", "f")[1].expected == 3  # no code block: the text
+
+
+def test_an_output_agrees_as_the_assert_s_equality_would():
+    assert agrees("4", 4) and agrees("4", 4.0) and agrees("0.30000000000000004", 0.3) and agrees("True", 1)
+    assert agrees("(1, 2)", [1, 2]) and agrees("'a'", "a") and not agrees("'a'", "b")
+    assert not agrees("<object at 0x1>", 3) and not agrees("!ValueError", 3) and not agrees("timeout", "timeout ")

@@ -49,11 +49,11 @@ def test_the_judge_tells_behaviours_apart_in_the_sandbox(docker_sandbox, task):
     overfit = "def has_close_elements(numbers, threshold):\n    return len(numbers) > 5\n"
     loops = "def has_close_elements(numbers, threshold):\n    while True:\n        pass\n"
     raises = "def has_close_elements(numbers, threshold):\n    return 1 / len(numbers) > 1\n"
-    a, b, c, d, e = judge.signatures([right, also_right, overfit, loops, raises])
-    assert a == b and json.loads(a) == ["False", "True", "False"]  # two spellings of one behaviour
-    assert json.loads(c) == ["False", "False", "False"]
-    assert json.loads(d) == ["timeout"] * 3
-    assert json.loads(e) == ["False", "False", "!ZeroDivisionError"]
+    a, b, c, d, e = judge.outputs([right, also_right, overfit, loops, raises], [([1.0, 1.1], 0.2)])
+    assert a == b == ["False", "True", "False", "True"]  # two spellings of one behaviour, and the extra input last
+    assert c == ["False", "False", "False", "False"]
+    assert d == ["timeout"] * 4
+    assert e == ["False", "False", "!ZeroDivisionError", "False"]
 
 
 OVERFIT = """```python
@@ -73,14 +73,21 @@ RIGHT = OVERFIT.replace("distance = elem - elem2", "distance = abs(elem - elem2)
 
 def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_file, tmp_path, sandbox_image):
     script = tmp_path / "answers.json"  # the first answer passes the two examples and fails the hidden tests
-    script.write_text(json.dumps([OVERFIT, RIGHT, RIGHT, RIGHT.replace("abs(elem - elem2)", "abs(elem2 - elem)")]))
+    # then three more answers, and the model's asserts from the docstring: one wrong (no candidate passes it), one
+    # that the overfit fails, one that is not a literal call
+    asserts = "```python\nassert has_close_elements([1.0, 2.0], 5.0) == False\n" \
+              "assert has_close_elements([2.0, 1.9], 0.5) == True\nassert has_close_elements(list(), 1.0) == False\n```"
+    script.write_text(json.dumps([OVERFIT, RIGHT, RIGHT, RIGHT.replace("abs(elem - elem2)", "abs(elem2 - elem)"),
+                                  asserts]))
     out = tmp_path / "out"
     r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--protocol", "examples", "--iterations", "1",
                    "--vote", "--model", f"scripted:{script}", "--out", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert row["passed"] and "abs(elem - elem2)" in row["final_code"]
-    assert row["selection"] == {"candidates": 3, "groups": 2, "votes": 3, "changed": True, "drawn": 3}
+    assert row["selection"] == {"candidates": 3, "groups": 2, "votes": 3, "changed": True, "drawn": 3, "asserts": 2,
+                                "agreed": 1}
+    assert [a["node"] for a in row["attempts"]][-1] == "asserts" and row["attempts"][-1]["outcome"] == "written"
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["selection_changed"], summary["selection_changed_passed"]) == (1, 1)
     assert "vote: 1 fixes chosen, 1 among several candidates; 1 not the first found" in r.stdout

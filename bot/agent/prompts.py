@@ -239,6 +239,24 @@ def syntax(target: Target, briefing: Briefing, problem: str) -> list[Message]:
                             f"Reply with the complete corrected {_what(target)} {same}.")]
 
 
+ASSERTS_SYSTEM = """You write tests for a Python function from its description.
+Reply with one ```python code block of assert lines only, one assert per line."""
+ASSERTS = 8
+
+
+def asserts(target: Target, briefing: Briefing) -> list[Message]:
+    """Asserts for the choice among fixes (bot/agent/select.py): the function's `def` line, its docstring and the
+    visible tests, never its code, whose results the model would copy bug and all."""
+    code, doc = split_docstring(target.source)
+    header = next((line for line in code.splitlines() if line.lstrip().startswith("def ")), code.splitlines()[0])
+    shown = f"\n\nIts examples:\n{fence(_clip(briefing.tests, MAX_TEST_LINES))}" if briefing.tests.strip() else ""
+    return [Message("system", ASSERTS_SYSTEM),
+            Message("user", f"The function:\n{fence(header.strip())}\nWhat it should do:\n"
+                            f"{textwrap.indent(doc.strip(), '    ')}{shown}\n\nWrite {ASSERTS} more assert lines, each "
+                            f"`assert {target.name}(...) == expected`, with new inputs, edge cases among them; work "
+                            "out each expected result carefully from the description.")]
+
+
 THOUGHT_PATCH_SYSTEM = """You find and fix the bug in one Python function whose tests fail, in the step each message asks
 for: the fix plan in words, or that plan written as a JSON edit of the function's lines.
 The bug is small: usually one line, often a wrong operator, constant, variable, call or condition."""  # noqa: E501

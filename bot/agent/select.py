@@ -3,13 +3,15 @@
 Weak tests (a docstring's two examples) are passed by several different functions, and the first to pass is often
 not the one the docstring describes. When the run has a `Judge`, the candidates that passed (the fix, the other
 passing answers and samples, the search's passing mutants, and a few more answers drawn for the purpose) are run
-on more inputs, grouped by what they return, and the group with the most votes wins (CodeT's and AlphaCode's
-agreement): an answer the model gives again and again counts each time; between equal groups, and within the
-winner, the fewest changed lines. The tests that judge the result afterwards are never used. Opt-in
-(`fixbot eval --vote`): it has not yet been shown to pay for the answers it draws (bench/RESULTS.md).
+on more inputs, grouped by what they return, and scored by two kinds of agreement (CodeT's dual execution
+agreement, AlphaCode's clustering): the asserts the model writes from the docstring that the group passes
+(bot/agent/expectations.py) first, then the group's votes (an answer the model gives again and again counts each
+time); between equal groups, and within the winner, the fewest changed lines. The tests that judge the result
+afterwards are never used. Opt-in (`fixbot eval --vote`).
 """
 from __future__ import annotations
 
+import json
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -17,16 +19,20 @@ from dataclasses import dataclass, field, replace
 from . import prompts
 from .code import changed_lines, code_hash, extract_function
 from .context import AgentContext
+from .expectations import Expectation, agrees, parse_asserts
 from .nodes import answered, ask_many, attempt, checked, spent, unusable
 from .state import ORIGINAL_SEEN, AgentState
 from .types import Attempt, Judge, Selection
 
 EXTRA_ANSWERS = 3  # answers drawn for the vote when a fix is found: one prompt, cached, written together
 FIRST_EXTRA = 100  # their sample numbers (seeds), apart from the samples a call draws itself
+ASSERT_TOKENS = 300  # eight one-line asserts; a longer answer is the model rambling
 
 
-def choose(original: str, codes: Sequence[str], votes: Sequence[int], signatures: Sequence[str]) -> tuple[int, int]:
-    """The index of the chosen code and its group's votes: the group with the most votes, then the one whose best
+def choose(original: str, codes: Sequence[str], votes: Sequence[int], signatures: Sequence[str],
+           agreed: Sequence[int] = ()) -> tuple[int, int]:
+    """The index of the chosen code and its group's votes: the group that passes the most of the model's asserts
+    (`agreed`, per code; equal within a group, which behaves alike), then the most votes, then the one whose best
     member changes the fewest lines; within it, the fewest changed lines (the earliest on a tie)."""
     groups: dict[str, list[int]] = {}
     for i, signature in enumerate(signatures):
@@ -36,7 +42,9 @@ def choose(original: str, codes: Sequence[str], votes: Sequence[int], signatures
     def best(members: list[int]) -> int:
         return min(members, key=lambda i: (changed[i], i))
 
-    chosen = min(groups.values(), key=lambda m: (-sum(votes[i] for i in m), changed[best(m)], best(m)))
+    passes = list(agreed) or [0] * len(codes)
+    chosen = min(groups.values(),
+                 key=lambda m: (-passes[best(m)], -sum(votes[i] for i in m), changed[best(m)], best(m)))
     return best(chosen), sum(votes[i] for i in chosen)
 
 
@@ -98,14 +106,34 @@ def _draw(state: AgentState, ctx: AgentContext, pool: Pool) -> list[Attempt]:
     return attempts
 
 
+def _asserts(state: AgentState, ctx: AgentContext) -> tuple[list[Expectation], Attempt]:
+    """The model's asserts from the docstring (one greedy answer), and the attempt that records their cost."""
+    done = ctx.llm.complete(prompts.asserts(ctx.target, ctx.briefing), temperature=0.0, max_tokens=ASSERT_TOKENS,
+                            seed=ctx.seed)
+    found = parse_asserts(done.text, ctx.target.name)
+    return found, Attempt(iteration=state["iteration"], node="asserts", code=None, outcome="written",
+                          feedback=f"{len(found)} assert(s) with literal arguments and result",
+                          prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
+                          latency_s=done.latency_s, temperature=0.0, answer=done.text,
+                          prompt_eval_s=done.prompt_eval_s)
+
+
 def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tuple[str, list[Attempt], Selection]:
     """The fix to keep among those that passed, the attempts the vote cost, and how it was chosen."""
     pool = _pool(final, state)
     # no model (the search alone) or no time left: the vote is among the candidates there are
     asking = ctx.options.iterations > 0 and spent(state, ctx) != "time"
     drawn = _draw(state, ctx, pool) if asking else []
-    codes = list(pool.codes.values())
-    signatures = judge.signatures(codes) if len(codes) > 1 else [""]
-    index, votes = choose(ctx.target.source, codes, [pool.votes[h] for h in pool.codes], signatures)
-    return codes[index], drawn, Selection(candidates=len(codes), groups=len(set(signatures)), votes=votes,
-                                          changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn))
+    codes, votes = list(pool.codes.values()), [pool.votes[h] for h in pool.codes]
+    if len(codes) == 1:
+        return codes[0], drawn, Selection(candidates=1, groups=1, votes=votes[0],
+                                          changed=code_hash(codes[0]) != code_hash(final), drawn=len(drawn))
+    expectations, written = _asserts(state, ctx) if asking else ([], None)
+    outputs = judge.outputs(codes, [e.args for e in expectations])
+    n = len(expectations)
+    agreed = [sum(agrees(o, e.expected) for o, e in zip(out[len(out) - n:], expectations)) for out in outputs]
+    signatures = [json.dumps(out) for out in outputs]
+    index, group_votes = choose(ctx.target.source, codes, votes, signatures, agreed)
+    return codes[index], drawn + ([written] if written else []), Selection(
+        candidates=len(codes), groups=len(set(signatures)), votes=group_votes,
+        changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=n, agreed=agreed[index])

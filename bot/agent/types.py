@@ -3,15 +3,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Literal, Protocol
+from typing import Any, Literal, Protocol
 
 from ..errors import Stopped
 from ..llm.errors import LLMError
 
-Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select"]
+Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select", "asserts"]
 AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
-Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat"]
+# "written": an answer that wrote asserts for the choice (node "asserts"), not code to test
+Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat", "written"]
 Status = Literal["fixed", "not_fixed"]
 StopReason = Literal["passed", "iterations", "tokens", "time", "unchanged"]
 
@@ -67,8 +68,9 @@ class Budgets:
 
 
 class Judge(Protocol):
-    def signatures(self, sources: Sequence[str]) -> list[str]:
-        """One string per source: what it returns on the judge's inputs (equal strings, equal behaviour)."""
+    def outputs(self, sources: Sequence[str], extra_inputs: Sequence[tuple[Any, ...]] = ()) -> list[list[str]]:
+        """Per source, what it returns on the judge's own inputs and then on `extra_inputs` (argument tuples), one
+        string each: the result's repr, "timeout", or "!" and the exception's type."""
         ...
 
 
@@ -81,6 +83,8 @@ class Selection:
     votes: int  # for the chosen group
     changed: bool  # the choice is not the fix the run found first
     drawn: int  # extra answers asked of the model for the vote
+    asserts: int = 0  # asserts the model wrote from the docstring (bot/agent/expectations.py)
+    agreed: int = 0  # of them, those the chosen group passes
 
 
 @dataclass(frozen=True, kw_only=True)
