@@ -68,6 +68,12 @@ def test_the_answer_given_most_often_wins_over_the_first_that_passed():
     assert "What it should do:" in llm.calls[-1][1].content and "return x" not in llm.calls[-1][1].content
 
 
+def test_candidates_that_behave_alike_need_no_asserts():
+    result, llm = run([RIGHT, ALSO_RIGHT, RIGHT, ALSO_RIGHT], Judge())  # one behaviour: no fifth call
+    assert len(llm.calls) == 1 + EXTRA_ANSWERS and result.selection.groups == 1 and result.selection.asserts == 0
+    assert result.final_code == BUGGY.replace("return x", "return abs(x)")
+
+
 def test_the_model_s_asserts_outweigh_the_votes():
     """Three answers of `return 3` against one of abs: the asserts the model writes from the docstring (one of them
     wrong, which neither passes) choose abs."""

@@ -128,8 +128,12 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
     if len(codes) == 1:
         return codes[0], drawn, Selection(candidates=1, groups=1, votes=votes[0],
                                           changed=code_hash(codes[0]) != code_hash(final), drawn=len(drawn))
-    expectations, written = _asserts(state, ctx) if asking else ([], None)
-    outputs = judge.outputs(codes, [e.args for e in expectations])
+    outputs = judge.outputs(codes)
+    # the model's asserts only where the candidates behave differently: one group has nothing to choose between
+    differ = len({json.dumps(out) for out in outputs}) > 1
+    expectations, written = _asserts(state, ctx) if asking and differ else ([], None)
+    if expectations:
+        outputs = judge.outputs(codes, [e.args for e in expectations])
     n = len(expectations)
     agreed = [sum(agrees(o, e.expected) for o, e in zip(out[len(out) - n:], expectations)) for out in outputs]
     signatures = [json.dumps(out) for out in outputs]
