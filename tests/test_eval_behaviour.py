@@ -90,6 +90,7 @@ def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_
     assert [a["node"] for a in row["attempts"]][-1] == "asserts" and row["attempts"][-1]["outcome"] == "written"
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["selection_changed"], summary["selection_changed_passed"]) == (1, 1)
+    assert summary["selection_with_asserts"] == 1
     assert "vote: 1 fixes chosen, 1 among several candidates; 1 not the first found" in r.stdout
 
 
