@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from bot.agent.expectations import literal_call_args
 from bot.fix.spans import splice
 from sandbox import Sandbox
 
@@ -26,17 +27,10 @@ def visible_calls(test_code: str, entry_point: str) -> list[tuple[Any, ...]]:
         tree = ast.parse(test_code)
     except SyntaxError:
         return []
-    names = {entry_point, "candidate"} | {a.arg for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
-                                          for a in node.args.args if node.name == "check"}
-    calls = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names \
-                and not node.keywords:
-            try:
-                calls.append(tuple(ast.literal_eval(arg) for arg in node.args))
-            except (ValueError, SyntaxError, TypeError):
-                continue
-    return calls
+    names = frozenset({entry_point, "candidate"} | {a.arg for node in ast.walk(tree)
+                                                    if isinstance(node, ast.FunctionDef) and node.name == "check"
+                                                    for a in node.args.args})
+    return [args for node in ast.walk(tree) if (args := literal_call_args(node, names)) is not None]
 
 
 def _variants(value: Any) -> list[Any]:

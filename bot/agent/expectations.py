@@ -21,7 +21,8 @@ class Expectation:
     expected: Any  # the literal result the assert says it returns
 
 
-def _call_args(node: ast.AST, names: frozenset[str]) -> tuple[Any, ...] | None:
+def literal_call_args(node: ast.AST, names: frozenset[str]) -> tuple[Any, ...] | None:
+    """The arguments of a call of one of `names` whose arguments are all literals (no keywords), else None."""
     if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in names
             and not node.keywords):
         return None
@@ -34,14 +35,14 @@ def _call_args(node: ast.AST, names: frozenset[str]) -> tuple[Any, ...] | None:
 def _expectation(test: ast.expr, names: frozenset[str]) -> Expectation | None:
     """`f(a) == b`, `f(a) is True`, `f(a)` and `not f(a)`; anything else (a tolerance, a second call) is None."""
     if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-        args = _call_args(test.operand, names)
+        args = literal_call_args(test.operand, names)
         return Expectation(args=args, expected=False) if args is not None else None
     if not isinstance(test, ast.Compare):
-        args = _call_args(test, names)
+        args = literal_call_args(test, names)
         return Expectation(args=args, expected=True) if args is not None else None
     if len(test.ops) != 1 or not isinstance(test.ops[0], (ast.Eq, ast.Is)):
         return None
-    args = _call_args(test.left, names)
+    args = literal_call_args(test.left, names)
     try:
         expected = ast.literal_eval(test.comparators[0])
     except (ValueError, SyntaxError, TypeError):
