@@ -88,8 +88,8 @@ class BehaviourJudge:
         return (f"{splice(self.module, self.function, function_source)}\n"
                 f"__fixbot_result__ = repr({self.function}(*{args!r}))[:{OUTPUT_CHARS}]\n")
 
-    def outputs(self, sources: Sequence[str], extra_inputs: Sequence[tuple[Any, ...]] = ()) -> list[list[str]]:
-        inputs = [*self.inputs, *extra_inputs]
+    def outputs(self, sources: Sequence[str], inputs: Sequence[tuple[Any, ...]] | None = None) -> list[list[str]]:
+        inputs = self.inputs if inputs is None else inputs
         programs = [self.program(s, args) for s in sources for args in inputs]
         records = run_programs(self.sandbox, programs, TIMEOUT_S)
         n = len(inputs)

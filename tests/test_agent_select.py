@@ -42,9 +42,10 @@ class Judge:
     def __init__(self) -> None:
         self.asked: list[int] = []
 
-    def outputs(self, sources: Sequence[str], extra_inputs: Sequence[tuple[Any, ...]] = ()) -> list[list[str]]:
+    def outputs(self, sources: Sequence[str], inputs: Sequence[tuple[Any, ...]] | None = None) -> list[list[str]]:
         self.asked.append(len(sources))
-        return [[_call(s, x) for x in (3, -2, 0, 5, *(args[0] for args in extra_inputs))] for s in sources]
+        xs = (3, -2, 0, 5) if inputs is None else [args[0] for args in inputs]
+        return [[_call(s, x) for x in xs] for s in sources]
 
 
 def run(answers: list[str], judge: Judge | None, **options) -> tuple:  # type: ignore[no-untyped-def]

@@ -49,8 +49,10 @@ def test_the_judge_tells_behaviours_apart_in_the_sandbox(docker_sandbox, task):
     overfit = "def has_close_elements(numbers, threshold):\n    return len(numbers) > 5\n"
     loops = "def has_close_elements(numbers, threshold):\n    while True:\n        pass\n"
     raises = "def has_close_elements(numbers, threshold):\n    return 1 / len(numbers) > 1\n"
-    a, b, c, d, e = judge.outputs([right, also_right, overfit, loops, raises], [([1.0, 1.1], 0.2)])
-    assert a == b == ["False", "True", "False", "True"]  # two spellings of one behaviour, and the extra input last
+    sources = [right, also_right, overfit, loops, raises]
+    given = judge.outputs(sources, [([1.0, 1.1], 0.2)])
+    a, b, c, d, e = [own + extra for own, extra in zip(judge.outputs(sources), given)]
+    assert a == b == ["False", "True", "False", "True"]  # two spellings of one behaviour, and the given input last
     assert c == ["False", "False", "False", "False"]
     assert d == ["timeout"] * 4
     assert e == ["False", "False", "!ZeroDivisionError", "False"]

@@ -132,12 +132,11 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
     # the model's asserts only where the candidates behave differently: one group has nothing to choose between
     differ = len({json.dumps(out) for out in outputs}) > 1
     expectations, written = _asserts(state, ctx) if asking and differ else ([], None)
-    if expectations:
-        outputs = judge.outputs(codes, [e.args for e in expectations])
-    n = len(expectations)
-    agreed = [sum(agrees(o, e.expected) for o, e in zip(out[len(out) - n:], expectations)) for out in outputs]
-    signatures = [json.dumps(out) for out in outputs]
+    on_asserts = judge.outputs(codes, [e.args for e in expectations]) if expectations else [[] for _ in codes]
+    agreed = [sum(agrees(o, e.expected) for o, e in zip(out, expectations)) for out in on_asserts]
+    signatures = [json.dumps(out + extra) for out, extra in zip(outputs, on_asserts)]
     index, group_votes = choose(ctx.target.source, codes, votes, signatures, agreed)
     return codes[index], drawn + ([written] if written else []), Selection(
         candidates=len(codes), groups=len(set(signatures)), votes=group_votes,
-        changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=n, agreed=agreed[index])
+        changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=len(expectations),
+        agreed=agreed[index])

@@ -68,9 +68,9 @@ class Budgets:
 
 
 class Judge(Protocol):
-    def outputs(self, sources: Sequence[str], extra_inputs: Sequence[tuple[Any, ...]] = ()) -> list[list[str]]:
-        """Per source, what it returns on the judge's own inputs and then on `extra_inputs` (argument tuples), one
-        string each: the result's repr, "timeout", or "!" and the exception's type."""
+    def outputs(self, sources: Sequence[str], inputs: Sequence[tuple[Any, ...]] | None = None) -> list[list[str]]:
+        """Per source, what it returns on each of `inputs` (argument tuples; None: the judge's own), one string
+        each: the result's repr, "timeout", or "!" and the exception's type."""
         ...
 
 
