@@ -3,15 +3,17 @@ measured in one session on one machine.
 
     .venv/bin/python bench/side_by_side.py --before REV [--after REV] [--subset stratified:0.35] [--seed 0]
         [--part K/N | --tasks LIST] [--model llamacpp:bundled] [--data FILE] [--sequential] [--workers N]
-        [--out DIR] [--no-speed] [--json] [-- EVAL-ARGS ...]
+        [--after-args "ARGS"] [--out DIR] [--no-speed] [--json] [-- EVAL-ARGS ...]
 
-Each commit is checked out as a clean git worktree (under --out, removed at the end) and `fixbot eval` runs from
-it with this checkout's virtual environment, on the same tasks with the same EVAL-ARGS (for example
-`-- --search --samples 3 --protocol examples`). With two or more cores the legs run at once, each pinned to its
-half of the cores with one worker (a llama.cpp process's threads follow its CPU set), so that both meet the same
-machine at the same moment; --sequential runs one after the other on all cores with --workers. Before the legs,
-the model's speed is measured in each leg's CPU set (both at once when side by side) and printed beside the times:
-machines of one kind differ up to 4x, so times from different machines compare only through it.
+Each commit is checked out as a clean git worktree (under --out, removed at the end) and `fixbot eval` runs from it
+with this checkout's virtual environment, on the same tasks with the same EVAL-ARGS (for example `-- --search
+--samples 3 --protocol examples`); --after-args adds options to the after leg alone, so that one commit with a flag
+off and on is a comparison too (`--before HEAD --after-args "--vote"`). With two or more cores the legs run at
+once, each pinned to its half of the cores with one worker (a llama.cpp process's threads follow its CPU set), so
+that both meet the same machine at the same moment; --sequential runs one after the other on all cores with
+--workers. Before the legs, the model's speed is measured in each leg's CPU set (both at once when side by side)
+and printed beside the times: machines of one kind differ up to 4x, so times from different machines compare only
+through it.
 
 Legs write into results directories named by commit and settings under --out and resume there, so a comparison
 longer than a sitting runs again with the same command, or in slices (--part K/N) whose counts add up.
@@ -22,6 +24,7 @@ import argparse
 import hashlib
 import json
 import os
+import shlex
 import subprocess
 import sys
 import time
@@ -70,6 +73,8 @@ def settings_key(args: argparse.Namespace) -> str:
     """Names the results directories: the same settings resume the same legs, other settings get their own."""
     what = [args.model, args.data.name, args.subset, str(args.seed), ",".join(map(str, args.tasks or [])),
             " ".join(args.eval_args), "sequential" if args.sequential else "side-by-side", str(args.workers)]
+    if args.after_args:  # keeps the keys of earlier comparisons without it
+        what.append(" ".join(args.after_args))
     return hashlib.sha256("\n".join(what).encode()).hexdigest()[:10]
 
 
@@ -118,7 +123,11 @@ def measure_speeds(legs: list[Leg], model: str) -> dict[str, dict | None]:
 def eval_command(leg: Leg, args: argparse.Namespace) -> list[str]:
     tasks = ["--tasks", ",".join(map(str, args.tasks))] if args.tasks else ["--subset", args.subset]
     return [sys.executable, "-m", "bot.cli.main", "eval", "--data", str(args.data), "--model", args.model, *tasks,
-            "--seed", str(args.seed), "--workers", str(leg.workers), "--out", str(leg.out), *args.eval_args]
+            "--seed", str(args.seed), "--workers", str(leg.workers), "--out", str(leg.out), *leg_args(leg, args)]
+
+
+def leg_args(leg: Leg, args: argparse.Namespace) -> list[str]:
+    return [*args.eval_args, *(args.after_args if leg.name == "after" else [])]
 
 
 def done_count(leg: Leg) -> tuple[int, int]:
@@ -158,6 +167,8 @@ def leg_row(leg: Leg, code: int) -> dict:
     rows = [json.loads(line) for line in (leg.out / "results.jsonl").read_text().splitlines() if line.strip()]
     return {"leg": leg.name, "commit": leg.commit, "cpus": sorted(leg.cpus), "passed": s["passed"],
             "n_tasks": s["n_tasks"], "pass_at_1": s["pass_at_1"], "wall_s": s["wall_s"],
+            # fixes that passed what the agent saw and failed the hidden tests (the examples protocol's overfitting)
+            "overfit_tasks": sorted(r["task_id"] for r in rows if r["visible_passed"] and not r["passed"]),
             "model_calls": s["model_calls"], "passed_tasks": sorted(r["task_id"] for r in rows if r["passed"]),
             "time": s.get("time"), "out": str(leg.out)}  # where the time went, from commits that measure it
 
@@ -190,11 +201,17 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     p.add_argument("--sequential", action="store_true",
                    help="one leg after the other on all cores, instead of both at once on half each")
     p.add_argument("--workers", type=int, default=1, help="eval workers per leg with --sequential (default 1)")
+    p.add_argument("--after-args", default="", metavar="ARGS",
+                   help='eval options for the after leg alone, e.g. "--vote" (quoted, one string)')
     p.add_argument("--out", type=Path, default=Path.home() / ".cache" / "fixbot" / "side-by-side")
     p.add_argument("--no-speed", action="store_true", help="skip measuring the model's speed before the legs")
     p.add_argument("--json", action="store_true", help="print one JSON object instead of a table")
     args = p.parse_args(argv)
     args.eval_args = extra
+    try:
+        args.after_args = shlex.split(args.after_args)
+    except ValueError as e:
+        p.error(f"--after-args {args.after_args!r}: {e}")
     if not args.data.is_file():
         p.error(f"--data {args.data}: no such file")
     if args.part and args.tasks:
@@ -231,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
             remove_worktree(trees / commit)
     before, after = (leg_row(leg, codes[leg.name]) for leg in legs)
     report = {"date": time.strftime("%Y-%m-%d"), "model": args.model, "subset": args.subset, "seed": args.seed,
-              "part": args.part, "tasks": args.tasks, "eval_args": args.eval_args,
+              "part": args.part, "tasks": args.tasks, "eval_args": args.eval_args, "after_args": args.after_args,
               "mode": "sequential" if args.sequential else "side by side", "speeds": speeds,
               "legs": [before, after], "compare": compare(before, after)}
     if args.json:
@@ -244,14 +261,17 @@ def main(argv: list[str] | None = None) -> int:
 def render(report: dict) -> list[str]:
     tasks = f"tasks {','.join(map(str, report['tasks']))}" if report["tasks"] else report["subset"]
     lines = [f"{report['date']} · {report['model']} · {tasks} seed {report['seed']} · {report['mode']} · "
-             f"eval {' '.join(report['eval_args']) or '(defaults)'}"]
-    rows = [["leg", "commit", "passed", "pass@1", "task s", "model s", "prompts s", "search s", "model calls"]]
+             f"eval {' '.join(report['eval_args']) or '(defaults)'}"
+             + (f" · after also {' '.join(report['after_args'])}" if report["after_args"] else "")]
+    rows = [["leg", "commit", "passed", "pass@1", "overfit", "task s", "model s", "prompts s", "search s",
+             "model calls"]]
     for leg in report["legs"]:
         if "error" in leg:
             lines.append(f"{leg['leg']} ({leg['commit']}): {leg['error']}")
             continue
         t = leg["time"] or {}
         rows.append([leg["leg"], leg["commit"], f"{leg['passed']}/{leg['n_tasks']}", f"{leg['pass_at_1']:.3f}",
+                     str(len(leg["overfit_tasks"])),
                      f"{leg['wall_s']:.0f}", *(f"{t[k]:.0f}" if k in t else "-"
                                                for k in ("model_s", "prompt_eval_s", "search_s")),
                      str(leg["model_calls"])])
@@ -265,6 +285,10 @@ def render(report: dict) -> list[str]:
         lines.append(f"before / after task time: {c['speedup']}x" if c["speedup"] else "no task time after")
         lines.append(f"passed only before: {', '.join(c['only_before']) or '-'} · "
                      f"only after: {', '.join(c['only_after']) or '-'}")
+    for leg in report["legs"]:
+        if leg.get("overfit_tasks"):
+            lines.append(f"{leg['leg']}: overfit (visible tests passed, hidden failed): "
+                         f"{', '.join(leg['overfit_tasks'])}")
     return lines
 
 

@@ -50,3 +50,21 @@ def test_part_and_tasks_are_one_choice(shared_data):
     r = bench("--before", "HEAD", "--part", "1/4", "--tasks", "1,2",
               "--data", str(shared_data / "humanevalpack-python.jsonl"))
     assert r.returncode == 2 and "--part and --tasks choose the tasks two ways" in r.stderr
+
+
+def test_after_args_compare_one_commit_with_an_option_on(shared_data, sandbox_image, tmp_path):
+    """One commit, an option for the after leg alone: the legs differ in what their runs recorded, and the report
+    says so."""
+    r = bench("--before", "HEAD", "--tasks", "2", "--model", "llamacpp:bundled", "--no-speed",
+              "--data", str(shared_data / "humanevalpack-python.jsonl"), "--out", str(tmp_path), "--json",
+              "--after-args", "--protocol examples", "--", "--iterations", "0", "--search")
+    assert r.returncode == 0, r.stderr[-3000:]
+    report = json.loads(r.stdout)
+    assert report["after_args"] == ["--protocol", "examples"]
+    legs = {leg["leg"]: leg for leg in report["legs"]}
+    protocols = {name: json.loads((Path(leg["out"]) / "summary.json").read_text())["protocol"]
+                 for name, leg in legs.items()}
+    assert protocols == {"before": "tests", "after": "examples"}
+    assert legs["before"]["commit"] == legs["after"]["commit"]
+    assert all(leg["overfit_tasks"] == [] for leg in legs.values())  # the search's fix is right under both
+    assert str(tmp_path) not in worktrees()

@@ -124,8 +124,8 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "each failing candidate after its test, screened in batches (only the visible tests drive it)")
     p.add_argument("--vote", action="store_true",
                    help="examples protocol: once a fix passes the examples, draw 3 more answers and choose among all "
-                        "that pass by what they return on the examples' inputs varied (off by default: measured no "
-                        "better on half the 35%% subset, at 1.7x the time; docs/eval.md)")
+                        "that pass by what they return on the examples' inputs varied and by asserts the model writes "
+                        "from the docstring (off by default: it costs about 2.4x the time; docs/eval.md)")
     p.add_argument("--search-mutants", type=int, default=SearchOptions.mutants, metavar="N",
                    help=f"mutants tried per search (default {SearchOptions.mutants})")
     p.add_argument("--task-seconds", type=float, default=EVAL_REPAIR.budgets.wall_s, metavar="S",
