@@ -189,6 +189,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     if "--" in argv:
         cut = argv.index("--")
         argv, extra = argv[:cut], argv[cut + 1:]
+    # argparse takes a value that starts with "--" for an option: "--after-args --vote" is one option and its value
+    argv = [f"{a}={argv[i + 1]}" if a == "--after-args" and i + 1 < len(argv) else a
+            for i, a in enumerate(argv) if i == 0 or argv[i - 1] != "--after-args"]
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--before", required=True, metavar="REV", help="the code before the change (a commit, tag, ...)")
     p.add_argument("--after", default="HEAD", metavar="REV", help="the code after it (default HEAD)")

@@ -57,10 +57,10 @@ def test_after_args_compare_one_commit_with_an_option_on(shared_data, sandbox_im
     says so."""
     r = bench("--before", "HEAD", "--tasks", "2", "--model", "llamacpp:bundled", "--no-speed",
               "--data", str(shared_data / "humanevalpack-python.jsonl"), "--out", str(tmp_path), "--json",
-              "--after-args", "--protocol examples", "--", "--iterations", "0", "--search")
+              "--after-args", "--protocol=examples", "--", "--iterations", "0", "--search")
     assert r.returncode == 0, r.stderr[-3000:]
     report = json.loads(r.stdout)
-    assert report["after_args"] == ["--protocol", "examples"]
+    assert report["after_args"] == ["--protocol=examples"]
     legs = {leg["leg"]: leg for leg in report["legs"]}
     protocols = {name: json.loads((Path(leg["out"]) / "summary.json").read_text())["protocol"]
                  for name, leg in legs.items()}
