@@ -127,14 +127,16 @@ def test_cli_eval_with_scripted_model_writes_results_and_resumes(tasks, data, tm
 
 
 def test_examples_protocol_judges_with_the_hidden_tests(tasks, data, tmp_path, sandbox_image):
-    # Passes the two visible examples but not the full tests: visible pass, hidden fail (overfitting).
+    # Passes the two visible examples but not the full tests: visible pass, hidden fail (overfitting). Without
+    # the vote (on by default under examples) the first fix found is the one judged.
     overfit = "```python\ndef has_close_elements(numbers, threshold):\n    return threshold == 0.3\n```"
     out = tmp_path / "ex"
     result = run_fixbot("eval", "--model", f"scripted:{write_script(tmp_path, [overfit])}", "--data", str(data),
-                        "--tasks", "0", "--protocol", "examples", "--out", str(out))
+                        "--tasks", "0", "--protocol", "examples", "--no-vote", "--out", str(out))
     assert result.returncode == 0, result.stderr
     summary = json.loads((out / "summary.json").read_text())
     assert summary["pass_at_1"] == 0.0 and summary["visible_passed_hidden_failed"] == 1
+    assert json.loads((out / "run.json").read_text())["vote"] is False
 
 
 def test_crashed_and_errored_tasks_are_run_again(tmp_path):

@@ -74,6 +74,7 @@ RIGHT = OVERFIT.replace("distance = elem - elem2", "distance = abs(elem - elem2)
 
 
 def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_file, tmp_path, sandbox_image):
+    """The vote is on by default under the examples protocol."""
     script = tmp_path / "answers.json"  # the first answer passes the two examples and fails the hidden tests
     # then three more answers, and the model's asserts from the docstring: one wrong (no candidate passes it), one
     # that the overfit fails, one that is not a literal call
@@ -83,7 +84,7 @@ def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_
                                   asserts]))
     out = tmp_path / "out"
     r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--protocol", "examples", "--iterations", "1",
-                   "--vote", "--model", f"scripted:{script}", "--out", str(out))
+                   "--model", f"scripted:{script}", "--out", str(out))
     assert r.returncode == 0, r.stderr[-2000:]
     (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert row["passed"] and "abs(elem - elem2)" in row["final_code"]
@@ -94,6 +95,7 @@ def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_
     assert (summary["selection_changed"], summary["selection_changed_passed"]) == (1, 1)
     assert summary["selection_with_asserts"] == 1
     assert "vote: 1 fixes chosen, 1 among several candidates; 1 not the first found" in r.stdout
+    assert json.loads((out / "run.json").read_text())["vote"] is True
 
 
 @pytest.fixture()

@@ -7,7 +7,7 @@ on more inputs, grouped by what they return, and scored by two kinds of agreemen
 agreement, AlphaCode's clustering): the asserts the model writes from the docstring that the group passes
 (bot/agent/expectations.py) first, then the group's votes (an answer the model gives again and again counts each
 time); between equal groups, and within the winner, the fewest changed lines. The tests that judge the result
-afterwards are never used. Opt-in (`fixbot eval --vote`).
+afterwards are never used. On by default under `fixbot eval --protocol examples` (`--no-vote` turns it off).
 """
 from __future__ import annotations
 

@@ -66,18 +66,19 @@ def cmd_eval(args: argparse.Namespace) -> int:
         raise UserError("--task-seconds must be more than 0")
     if args.vote and args.protocol != "examples":
         raise UserError("--vote chooses among fixes that pass weak tests: use it with --protocol examples")
+    vote = args.protocol == "examples" if args.vote is None else args.vote
     # two docstring examples rarely pin a bug down: there, several passing mutants go to the model as hints
     search = SearchOptions(mutants=args.search_mutants, ambiguous="ask" if args.protocol == "examples" else "accept") \
         if args.search else None
     run = {"model": args.model if args.iterations else "none", "protocol": args.protocol, "iterations": args.iterations,
            "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
            "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot,
-           "samples": args.samples, "task_seconds": args.task_seconds, "vote": args.vote}
+           "samples": args.samples, "task_seconds": args.task_seconds, "vote": vote}
     store = ResultsFile(out, run)
     options = RepairOptions(agent=args.agent, samples=args.samples, search=search, schedule=args.schedule,
                             few_shot=args.few_shot, budgets=replace(EVAL_REPAIR.budgets, iterations=args.iterations,
                                                                     wall_s=args.task_seconds))
-    config = ReplayConfig(protocol=args.protocol, repair=options, seed=args.seed, vote=args.vote)
+    config = ReplayConfig(protocol=args.protocol, repair=options, seed=args.seed, vote=vote)
     already = len(set(store.load()) & {t.task_id for t in tasks})
     # a search-only run (--iterations 0) never calls the model: it is not loaded
     model = opened_model(args, workers=args.workers) if args.iterations else closing(LazyModel(args.model))
@@ -122,10 +123,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--search", action="store_true",
                    help="mutation search: one-edit mutants of the buggy function before the first model call, and of "
                         "each failing candidate after its test, screened in batches (only the visible tests drive it)")
-    p.add_argument("--vote", action="store_true",
+    p.add_argument("--vote", action=argparse.BooleanOptionalAction, default=None,
                    help="examples protocol: once a fix passes the examples, draw 3 more answers and choose among all "
                         "that pass by what they return on the examples' inputs varied and by asserts the model writes "
-                        "from the docstring (off by default: it costs about 2.4x the time; docs/eval.md)")
+                        "from the docstring (on by default under examples, where it fixes more and overfits less at "
+                        "about 2.4x the time; --no-vote keeps the first fix found; docs/eval.md)")
     p.add_argument("--search-mutants", type=int, default=SearchOptions.mutants, metavar="N",
                    help=f"mutants tried per search (default {SearchOptions.mutants})")
     p.add_argument("--task-seconds", type=float, default=EVAL_REPAIR.budgets.wall_s, metavar="S",
