@@ -126,8 +126,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vote", action=argparse.BooleanOptionalAction, default=None,
                    help="examples protocol: once a fix passes the examples, draw 3 more answers and choose among all "
                         "that pass by what they return on the examples' inputs varied and by asserts the model writes "
-                        "from the docstring (on by default under examples, where it fixes more and overfits less at "
-                        "about 2.4x the time; --no-vote keeps the first fix found; docs/eval.md)")
+                        "from the docstring (on by default under examples, where it fixed more and overfit less at "
+                        "1.3-2.4x the time; --no-vote keeps the first fix found; docs/eval.md)")
     p.add_argument("--search-mutants", type=int, default=SearchOptions.mutants, metavar="N",
                    help=f"mutants tried per search (default {SearchOptions.mutants})")
     p.add_argument("--task-seconds", type=float, default=EVAL_REPAIR.budgets.wall_s, metavar="S",
