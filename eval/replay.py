@@ -117,21 +117,26 @@ def replay(tasks: Sequence[Task], llm: LLM, sandbox: Sandbox, config: ReplayConf
 
 
 def selfcheck(tasks: Sequence[Task], sandbox: Sandbox) -> list[str]:
-    """Harness check, never a score: every canonical solution must pass and every buggy one fail.
-    All programs go to the sandbox as one batch."""
-    harnesses = [humaneval_harness(sandbox, t.buggy_module, t.entry_point, t.test) for t in tasks]
-    jobs = []
-    for task, harness in zip(tasks, harnesses):
-        jobs += [harness.job(function_source(task.canonical_module, task.entry_point)),
-                 harness.job(target_of(task).source)]
-    results = sandbox.run_batch(jobs)
+    """Harness check, never a score: every canonical solution must pass the full tests and the example tests (the
+    `examples` protocol's visible ones), and every buggy one fail the full tests. All programs go to the sandbox as
+    one batch."""
+    checks = []  # (task, which tests, harness, source, must pass)
+    for task in tasks:
+        canonical, buggy = function_source(task.canonical_module, task.entry_point), target_of(task).source
+        full = humaneval_harness(sandbox, task.buggy_module, task.entry_point, task.test)
+        examples = humaneval_harness(sandbox, task.buggy_module, task.entry_point, task.example_test)
+        checks += [(task, "tests", full, canonical, True), (task, "tests", full, buggy, False)]
+        if examples.tests:
+            checks.append((task, "example tests", examples, canonical, True))
+    results = sandbox.run_batch([harness.job(source) for _, _, harness, source, _ in checks])
     problems = []
-    for i, (task, harness) in enumerate(zip(tasks, harnesses)):
-        good, bad = harness.outcome(results[2 * i]), harness.outcome(results[2 * i + 1])
-        if not good.passed:
-            problems.append(f"{task.task_id}: canonical solution fails: {good.feedback.splitlines()[-1]}")
-        if bad.passed:
-            problems.append(f"{task.task_id}: buggy solution passes")
+    for (task, which, harness, _, must_pass), result in zip(checks, results):
+        outcome = harness.outcome(result)
+        if must_pass and not outcome.passed:
+            last = outcome.feedback.splitlines()[-1]
+            problems.append(f"{task.task_id}: canonical solution fails its {which}: {last}")
+        elif not must_pass and outcome.passed:
+            problems.append(f"{task.task_id}: buggy solution passes its {which}")
     return problems
 
 

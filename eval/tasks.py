@@ -76,10 +76,36 @@ def load_tasks(data: Path | None = None) -> list[Task]:
     missing = [name for name in REQUIRED if name not in rows.column_names]
     if missing:
         raise UserError(f"{source}: records lack the field(s) {', '.join(missing)}")
-    tasks = [Task(**{name: str(row[name] or "") for name in REQUIRED}) for row in rows]
+    tasks = [_task_of({name: str(row[name] or "") for name in REQUIRED}) for row in rows]
     if not tasks:
         raise UserError(f"{source}: no records")
     return tasks
+
+
+def _task_of(fields_: dict[str, str]) -> Task:
+    return Task(**{**fields_, "test": parsable_tail(fields_["test"]),
+                   "example_test": parsable_tail(fields_["example_test"])})
+
+
+def parsable_tail(code: str) -> str:
+    """The code from its first top-level line on which the rest parses; the code itself when it parses or no
+    tail does. The data's Python/119 holds a stray copy of the canonical body before its `def check(`: as given,
+    its example tests cannot run, and the prompt would show the model the answer."""
+    try:
+        compile(code, "<test>", "exec")
+        return code
+    except SyntaxError:
+        pass
+    lines = code.splitlines(keepends=True)
+    for i, line in enumerate(lines):
+        if line.strip() and not line[0].isspace():
+            tail = "".join(lines[i:])
+            try:
+                compile(tail, "<test>", "exec")
+            except SyntaxError:
+                continue
+            return tail
+    return code
 
 
 def _hub_resolves() -> bool:

@@ -14,7 +14,7 @@ from eval.harness import humaneval_harness
 from eval.replay import target_of
 from eval.report import summarize, table
 from eval.results import ResultsFile, TaskResult
-from eval.tasks import load_tasks, select, stratified
+from eval.tasks import load_tasks, parsable_tail, select, stratified
 
 from .conftest import run_fixbot
 
@@ -43,6 +43,23 @@ def test_stratified_subset_is_per_bug_type_and_seeded(tasks):
     assert all(counts[bug] == max(1, round(n * 0.35)) for bug, n in everything.items())
     assert [t.task_id for t in subset] == [t.task_id for t in stratified(tasks, 0.35, seed=0)]
     assert [t.task_id for t in subset] != [t.task_id for t in stratified(tasks, 0.35, seed=1)]
+
+
+def test_every_tasks_tests_parse_and_python_119s_stray_solution_is_cut_from_its_example_tests(tasks, data):
+    for task in tasks:
+        compile(task.test, task.task_id, "exec")
+        compile(task.example_test, task.task_id, "exec")
+    raw = next(json.loads(line) for line in data.read_text().splitlines() if '"Python/119"' in line)
+    shown = tasks[119].example_test
+    assert shown.startswith("def check(match_parens):") and raw["example_test"].endswith(shown)
+    assert "S1 = lst[0] + lst[1]" in raw["example_test"] and "S1 = lst[0] + lst[1]" not in shown
+    assert tasks[0].example_test == json.loads(data.read_text().splitlines()[0])["example_test"]  # the rest as given
+
+
+def test_parsable_tail_keeps_code_that_parses_or_has_no_parsable_tail():
+    assert parsable_tail("x = 1\n") == "x = 1\n"
+    assert parsable_tail("    y = 2\n  return y\nassert True\n") == "assert True\n"
+    assert parsable_tail("def f(:\n") == "def f(:\n"
 
 
 @pytest.mark.parametrize("kwargs,message", [({"numbers": [999]}, "no task number"),
@@ -176,8 +193,18 @@ def test_summary_curve_is_cumulative():
 
 
 def test_cli_selfcheck_on_a_few_tasks(data, sandbox_image):
-    result = run_fixbot("eval", "--data", str(data), "--tasks", "0,1,2", "--selfcheck")
-    assert result.returncode == 0 and "selfcheck: 3 tasks, 0 mismatch(es)" in result.stdout
+    result = run_fixbot("eval", "--data", str(data), "--tasks", "0,1,2,119", "--selfcheck")
+    assert result.returncode == 0 and "selfcheck: 4 tasks, 0 mismatch(es)" in result.stdout
+
+
+def test_cli_selfcheck_finds_example_tests_the_canonical_solution_fails(data, tmp_path, sandbox_image):
+    rows = [json.loads(line) for line in data.read_text().splitlines()[:2]]
+    rows[1]["example_test"] = rows[1]["example_test"].replace("assert ", "assert not ", 1)
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    result = run_fixbot("eval", "--data", str(broken), "--selfcheck")
+    assert result.returncode == 1 and "selfcheck: 2 tasks, 1 mismatch(es)" in result.stdout
+    assert "Python/1: canonical solution fails its example tests" in result.stdout
 
 
 def test_cli_search_alone_fixes_one_edit_bugs_without_loading_a_model(data, tmp_path, sandbox_image):

@@ -50,7 +50,8 @@ def cmd_eval(args: argparse.Namespace) -> int:
     tasks = _tasks(args)
     if args.selfcheck:
         with open_sandbox_from(args) as sandbox:
-            print(f"running {len(tasks)} canonical and {len(tasks)} buggy solutions...", file=sys.stderr)
+            print(f"running {len(tasks)} canonical solutions (full and example tests) and {len(tasks)} buggy ones...",
+                  file=sys.stderr)
             problems = selfcheck(tasks, sandbox)
         for line in problems:
             print(line)
@@ -143,5 +144,6 @@ def register(sub: argparse._SubParsersAction) -> None:
                    help="tasks at once (default 1); a llamacpp: model then runs as N processes that share the cores")
     p.add_argument("--out", type=Path, metavar="DIR", help="results directory (default runs/eval/PROTOCOL-MODEL-kK)")
     p.add_argument("--selfcheck", action="store_true",
-                   help="run every canonical (must pass) and buggy (must fail) solution: a harness check, no model")
+                   help="run every canonical solution (must pass the full and the example tests) and buggy one "
+                        "(must fail the full tests): a harness check, no model")
     p.set_defaults(handler=cmd_eval)
