@@ -6,7 +6,8 @@
 2. Replays: `fixbot eval` per leg, each in its own results directory under --out (an interrupted bench resumes
    where it stopped). Legs are PROTOCOL/MODE with MODE one of plain (the agent alone), search (the agent with
    the search), search+samples (the search, and --samples N answers per model call tested in one batch),
-   search-only (no model at all: --iterations 0). Prints per leg pass@1, single-shot pass@1,
+   search-only (no model at all: --iterations 0); examples legs run with eval's defaults, so they vote among
+   the fixes that pass the examples (bot/agent/select.py). Prints per leg pass@1, single-shot pass@1,
    fixed by the search, overfitting (visible tests passed, hidden failed), model calls, wall time and search
    candidates per second.
 

@@ -97,6 +97,6 @@ class BehaviourJudge:
 
 
 def behaviour_judge(sandbox: Sandbox, module: str, entry_point: str, visible_tests: str) -> BehaviourJudge:
-    """A judge on the visible tests' inputs and their variants (none when the tests have no literal call: the
-    candidates then behave alike to it, and the vote falls back on votes and changed lines)."""
+    """A judge on the visible tests' inputs and their variants (none when the tests have no literal call: then
+    only the inputs of the model's asserts tell the candidates apart)."""
     return BehaviourJudge(sandbox, module, entry_point, tuple(probe_inputs(visible_calls(visible_tests, entry_point))))

@@ -39,12 +39,13 @@ class WeakTest(InProcessHarness):
 class Judge:
     """Runs each candidate on inputs beyond the visible test's."""
 
-    def __init__(self) -> None:
+    def __init__(self, own_inputs: Sequence[int] = (3, -2, 0, 5)) -> None:
         self.asked: list[int] = []
+        self.own_inputs = own_inputs  # none: a task with no visible test, whose calls the judge varies
 
     def outputs(self, sources: Sequence[str], inputs: Sequence[tuple[Any, ...]] | None = None) -> list[list[str]]:
         self.asked.append(len(sources))
-        xs = (3, -2, 0, 5) if inputs is None else [args[0] for args in inputs]
+        xs = self.own_inputs if inputs is None else [args[0] for args in inputs]
         return [[_call(s, x) for x in xs] for s in sources]
 
 
@@ -73,6 +74,17 @@ def test_candidates_that_behave_alike_need_no_asserts():
     result, llm = run([RIGHT, ALSO_RIGHT, RIGHT, ALSO_RIGHT], Judge())  # one behaviour: no fifth call
     assert len(llm.calls) == 1 + EXTRA_ANSWERS and result.selection.groups == 1 and result.selection.asserts == 0
     assert result.final_code == BUGGY.replace("return x", "return abs(x)")
+
+
+def test_a_judge_without_inputs_of_its_own_asks_the_model_s_asserts():
+    """No visible test to vary: the candidates cannot differ on the judge's inputs, so the asserts' inputs decide
+    (the constant's three votes lose to abs, which passes both asserts)."""
+    asserts = "```python\nassert absolute(-2) == 2\nassert absolute(4) == 4\n```"
+    result, llm = run([WEAK, WEAK, RIGHT, WEAK, asserts], Judge(own_inputs=()))
+    assert len(llm.calls) == 1 + EXTRA_ANSWERS + 1
+    assert result.final_code == BUGGY.replace("return x", "return abs(x)")
+    s = result.selection
+    assert (s.candidates, s.groups, s.votes, s.asserts, s.agreed) == (2, 2, 1, 2, 2)
 
 
 def test_the_model_s_asserts_outweigh_the_votes():

@@ -129,9 +129,11 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
         return codes[0], drawn, Selection(candidates=1, groups=1, votes=votes[0],
                                           changed=code_hash(codes[0]) != code_hash(final), drawn=len(drawn))
     outputs = judge.outputs(codes)
-    # the model's asserts only where the candidates behave differently: one group has nothing to choose between
+    # the model's asserts only where the candidates behave differently (one group has nothing to choose between),
+    # or where the judge has no inputs of its own (no visible test): theirs are then the only inputs there are
     differ = len({json.dumps(out) for out in outputs}) > 1
-    expectations, written = _asserts(state, ctx) if asking and differ else ([], None)
+    blind = not any(outputs)
+    expectations, written = _asserts(state, ctx) if asking and (differ or blind) else ([], None)
     on_asserts = judge.outputs(codes, [e.args for e in expectations]) if expectations else [[] for _ in codes]
     agreed = [sum(agrees(o, e.expected) for o, e in zip(out, expectations)) for out in on_asserts]
     signatures = [json.dumps(out + extra) for out, extra in zip(outputs, on_asserts)]
