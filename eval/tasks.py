@@ -91,21 +91,19 @@ def parsable_tail(code: str) -> str:
     """The code from its first top-level line on which the rest parses; the code itself when it parses or no
     tail does. The data's Python/119 holds a stray copy of the canonical body before its `def check(`: as given,
     its example tests cannot run, and the prompt would show the model the answer."""
+    if _parses(code):
+        return code
+    lines = code.splitlines(keepends=True)
+    tails = ("".join(lines[i:]) for i, line in enumerate(lines) if line.strip() and not line[0].isspace())
+    return next((tail for tail in tails if _parses(tail)), code)
+
+
+def _parses(code: str) -> bool:
     try:
         compile(code, "<test>", "exec")
-        return code
     except SyntaxError:
-        pass
-    lines = code.splitlines(keepends=True)
-    for i, line in enumerate(lines):
-        if line.strip() and not line[0].isspace():
-            tail = "".join(lines[i:])
-            try:
-                compile(tail, "<test>", "exec")
-            except SyntaxError:
-                continue
-            return tail
-    return code
+        return False
+    return True
 
 
 def _hub_resolves() -> bool:
