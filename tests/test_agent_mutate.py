@@ -98,7 +98,7 @@ def test_mutants_are_distinct_and_never_the_original():
 def test_operators_in_strings_fstrings_and_unicode_columns_are_left_alone():
     source = 'def g(s):\n    t = "a < b"  # é < ü\n    return f"{s}-{t}" if len("ü" + s) > 1 else s\n'
     for m in mutants(source, "g"):
-        if m.operator != "delete":
+        if m.operator not in ("delete", "string"):  # string edits change literals, on purpose
             assert '"a < b"' in m.source and "# é < ü" in m.source
     assert applied(source, "> 1", ">= 1") in {m.source for m in mutants(source, "g")}
 
@@ -127,7 +127,7 @@ def test_humanevalfix_canonical_fixes_among_the_one_edit_mutants(tasks):
         buggy = function_source(t["prompt"] + t["buggy_solution"], t["entry_point"])
         canonical = code_hash(function_source(t["prompt"] + t["canonical_solution"], t["entry_point"]))
         covered += canonical in {code_hash(m.source) for m in mutants(buggy, t["entry_point"])}
-    assert covered >= 60, covered
+    assert covered >= 79, covered
 
 
 TABLE = '''_CONVERT = {
@@ -148,7 +148,7 @@ def test_an_assignment_target_is_mutated_in_its_values_and_keeps_its_names():
     for m in found.values():
         assert m.operator != "delete" and m.source.startswith("_CONVERT = {\n    # base 10 and 16\n")
         assert [n.id for n in ast.walk(ast.parse(m.source)) if isinstance(n, ast.Name)].count("_CONVERT") == 1
-        assert changed_lines(TABLE, m.source) == 1
+        assert changed_lines(TABLE, m.source) == 1 or m.operator == "string"  # a case edit of every key
     assert [m.source for m in mutants("RATE = 3\n", "RATE")] == ["RATE = 4\n", "RATE = 2\n", "RATE = 0\n",
                                                                   "RATE = 1\n"]
     assert mutants("x.attr = 3\n", "attr") == []  # not a target: it stores into another object

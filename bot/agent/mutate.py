@@ -9,8 +9,9 @@ given; then the families of bot/agent/mutate_operators.py in the order of its `O
 a name that a lambda returns instead of calling it; comparison, arithmetic and boolean operator swaps; dropped
 operands; constants +-1; edits of regular expressions (bot/agent/mutate_regex.py); missing None checks
 (bot/agent/mutate_guards.py); swapped calls from small families (min/max, any/all, ...); +-1 on range/slice/index
-bounds; removed or inserted `not`/`-`/`abs`; another variable of the same scope; swapped arguments; a deleted
-statement. `rank` puts the lines the failure names first and caps the list. An assignment
+bounds; removed or inserted `not`/`-`/`abs`; another variable of the same scope; swapped arguments; edits of
+string literals (bot/agent/mutate_strings.py); a deleted statement. `rank` puts the lines the failure names first
+and caps the list. An assignment
 target (a table of lambdas, a constant) gets the same edits of its value, except deleting the statement: that
 would drop the name it defines. A target of several functions gets the edits of each function, one at a time.
 """

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from .code import assigned_names, statement_blocks
 from .mutate_guards import guard_edits, own_lines_indent
 from .mutate_regex import literal_edits, pattern_literals
+from .mutate_strings import string_edits
 from .mutate_text import Edit, Text, paren
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
@@ -278,6 +279,12 @@ def swap(s: Scope) -> Edits:
             yield "swap", (start, end, f"{s.segment(b)}, {s.segment(a)}")
 
 
+def string(s: Scope) -> Edits:
+    """Edits of string literals other than regular expressions (bot/agent/mutate_strings.py)."""
+    patterns = pattern_literals(s.nodes, s.segment)
+    yield from (("string", edit) for edit in string_edits(s.text, s.nodes, s.segment, patterns))
+
+
 def delete(s: Scope) -> Edits:
     """A deleted statement (the only one of its block: `pass`); never in an assignment target, whose statement
     defines the name."""
@@ -296,7 +303,7 @@ def delete(s: Scope) -> Edits:
 # the order edits are tried in: the rare and cheap first, the many (another variable, a deleted statement) last
 OPERATORS: tuple[Callable[[Scope], Edits], ...] = (
     uncalled, compare, arithmetic, boolean, drop_operand, constant, regex, guard, call, bound, negate_or_insert,
-    variable, swap, delete)
+    variable, swap, string, delete)
 
 
 def scope_edits(text: Text, func: Function | ast.Module) -> Edits:
