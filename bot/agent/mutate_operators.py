@@ -30,8 +30,9 @@ BINOP_SWAPS = {"+": ["-", "*"], "-": ["+"], "*": ["/", "//", "+", "**"], "/": ["
                "%": ["//"], "**": ["*"], "&": ["|", "^"], "|": ["&", "^"], "^": ["|", "&"], "<<": [">>"],
                ">>": ["<<"]}
 NON_COMMUTATIVE = {ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow}
-CALL_FAMILIES = [("min", "max"), ("any", "all"), ("sorted", "reversed"), ("append", "extend"), ("lower", "upper"),
-                 ("islower", "isupper"), ("startswith", "endswith"), ("floor", "ceil"), ("int", "round"),
+CALL_FAMILIES = [("min", "max"), ("any", "all"), ("sorted", "reversed"), ("append", "extend"),
+                 ("lower", "upper", "swapcase"), ("islower", "isupper"), ("startswith", "endswith"),
+                 ("floor", "ceil"), ("int", "round"),
                  ("isdigit", "isalpha"), ("find", "rfind"), ("index", "rindex"), ("strip", "lstrip", "rstrip"),
                  ("sum", "len"), ("keys", "values", "items"), ("remove", "pop")]
 SWAP_CALL = {name: [other for other in family if other != name] for family in CALL_FAMILIES for name in family}
