@@ -43,7 +43,8 @@ def _literals(text: Text, nodes: Sequence[ast.AST], segment: Callable[[ast.AST],
     for n in nodes:
         if isinstance(n, ast.Constant) and isinstance(n.value, str) and len(n.value) <= MAX_LENGTH \
                 and id(n) not in skip:
-            written, quote = segment(n), segment(n)[:1]
+            written = segment(n)
+            quote = written[:1]
             if quote in ("'", '"') and written == quote + n.value + quote and not {"\\", "\n"} & set(n.value):
                 found.append(Literal(*text.span(n), n.value, quote))
     return found
