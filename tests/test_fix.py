@@ -60,6 +60,15 @@ def fix_example(docker_client, sandbox_image, root: Path, llm, **options):
     return result, env
 
 
+def fixed_by_the_search(docker_client, sandbox_image, root: Path, **options):
+    """`fix_example` where only the search can repair (the model knows no fix): the result, fixed, no model asked."""
+    llm = ByNameLLM({})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions(), **options)
+    assert result.status == "fixed", result.message
+    assert llm.asked == []
+    return result
+
+
 def suite_after_patch(root: Path, diff: str, image: str, pythonpath) -> object:
     """Applies the patch with git to the copy and runs the whole suite in the sandbox again."""
     proc = subprocess.run(["git", "apply", "-"], cwd=root, input=diff, text=True, capture_output=True)

@@ -11,7 +11,7 @@ from bot.agent.mutate import mutants, ranked_mutants
 from bot.agent.mutate_guards import empty_used, none_uses, raised
 from bot.agent.search import SearchOptions
 
-from .test_fix import ByNameLLM, fix_example
+from .test_fix import ByNameLLM, fix_example, fixed_by_the_search
 from .test_fix_realrepo import make_repo
 
 OPTIONS = '''def bool_option(params, option, name, separator=None):
@@ -76,10 +76,7 @@ E       ValueError: chr() arg not in range(0x110000)
 
 def _added_by_the_search(root, docker_client, sandbox_image, **options) -> list[str]:
     """The lines the fix adds, when the search alone repairs the repository: the model knows no fix."""
-    llm = ByNameLLM({})
-    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions(), **options)
-    assert result.status == "fixed", result.message
-    assert llm.asked == []
+    result = fixed_by_the_search(docker_client, sandbox_image, root, **options)
     return [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
 
 
