@@ -97,6 +97,24 @@ def uncalled(s: Scope) -> Edits:
                 yield "uncalled", (*s.text.span(name), f"{name.id}({', '.join(params)})")
 
 
+def loop(s: Scope) -> Edits:
+    """A `while` whose test shares no name with its body never sees the body's work: the counter the body moves is
+    missing from the test. `while not ok(text)` with `start += 1` -> `ok(text[start:])`, or `ok(text[:start])`."""
+    for n in s.nodes:
+        if not isinstance(n, ast.While):
+            continue
+        in_body = [m for stmt in n.body for m in ast.walk(stmt) if isinstance(m, ast.Name)]
+        in_test = [m for m in ast.walk(n.test) if isinstance(m, ast.Name)]
+        if {m.id for m in in_body} & {m.id for m in in_test}:
+            continue
+        counters = dict.fromkeys(m.id for m in in_body if isinstance(m.ctx, ast.Store))
+        for m in in_test:
+            if m.id in s.variables:
+                for counter in counters:
+                    yield "loop", (*s.text.span(m), f"{m.id}[{counter}:]")
+                    yield "loop", (*s.text.span(m), f"{m.id}[:{counter}]")
+
+
 def compare(s: Scope) -> Edits:
     for n in s.nodes:
         if isinstance(n, ast.Compare):
@@ -266,7 +284,8 @@ def variable(s: Scope) -> Edits:
 
 
 def swap(s: Scope) -> Edits:
-    """Swapped operands of a non-commutative operator, and swapped arguments of a two-argument call."""
+    """Swapped operands of a non-commutative operator, swapped arguments of a two-argument call, and neighbours
+    swapped in a tuple (a target's names or a tuple's values)."""
     for n in s.nodes:
         if isinstance(n, ast.BinOp) and type(n.op) in NON_COMMUTATIVE:
             where = s.text.between(n.left, n.right, BINOP[type(n.op)])
@@ -278,6 +297,10 @@ def swap(s: Scope) -> Edits:
             a, b = n.args
             start, end = s.text.span(a)[0], s.text.span(b)[1]
             yield "swap", (start, end, f"{s.segment(b)}, {s.segment(a)}")
+        elif isinstance(n, ast.Tuple) and 2 <= len(n.elts) <= 4 and not any(isinstance(e, ast.Starred) for e in n.elts):
+            for a, b in zip(n.elts, n.elts[1:]):  # neighbours: `day, month, year = ...` -> `month, day, year = ...`
+                (start, middle), (after, end) = s.text.span(a), s.text.span(b)
+                yield "swap", (start, end, s.segment(b) + s.text.source[middle:after] + s.segment(a))
 
 
 def string(s: Scope) -> Edits:
@@ -303,7 +326,7 @@ def delete(s: Scope) -> Edits:
 
 # the order edits are tried in: the rare and cheap first, the many (another variable, a deleted statement) last
 OPERATORS: tuple[Callable[[Scope], Edits], ...] = (
-    uncalled, compare, arithmetic, boolean, drop_operand, constant, regex, guard, call, bound, negate_or_insert,
+    uncalled, loop, compare, arithmetic, boolean, drop_operand, constant, regex, guard, call, bound, negate_or_insert,
     variable, swap, string, delete)
 
 
