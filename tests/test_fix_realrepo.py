@@ -1,8 +1,8 @@
 """The pipeline on failures real CI has (issue: real repositories), in the real Docker sandbox with repositories made
 here: a mutant that fixes the failing test and breaks a neighbour, a partial fix, a hanging test, a candidate that
-breaks the test module's import, a bug split between a helper and its caller, a time budget that holds, SIGTERM
-mid-run. A scripted model (tests/test_fix.py's ByNameLLM) drives the agent; tests/test_fix_realrepo_bundled.py does
-some of these with the bundled model."""
+breaks the test module's import, a loop that never reads its counter, a bug split between a helper and its caller,
+a time budget that holds, SIGTERM mid-run. A scripted model (tests/test_fix.py's ByNameLLM) drives the agent;
+tests/test_fix_realrepo_bundled.py does some of these with the bundled model."""
 from __future__ import annotations
 
 import json
@@ -21,7 +21,7 @@ from bot.fix.result import write_outputs
 from bot.llm import Completion
 
 from .conftest import FIXBOT, REPO
-from .test_fix import ByNameLLM, fix_example, suite_after_patch
+from .test_fix import ByNameLLM, fix_example, fixed_by_the_search, suite_after_patch
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -177,6 +177,37 @@ def test_a_hanging_test_is_a_failure_to_repair_not_the_end_of_the_run(tmp_path, 
     assert result.runs[0].failed == ("tests/test_bisection.py::test_last",)
     assert "timed out after 3 s" in llm.asked[0] and "bisection.py:" in llm.asked[0]  # where it was running
     assert result.repairs[0].attempts[0].outcome == "failed"  # `lo = mid + 2` ends, at the wrong index
+
+
+STUCK = '''\
+def fit(label, width, measure=len):
+    """The longest start of label whose measured width is at most width."""
+    end = len(label)
+    while measure(label) > width:
+        end -= 1
+    return label[:end]
+'''
+STUCK_TESTS = '''\
+from labels import fit
+
+
+def test_short_enough():
+    assert fit("hi", 5) == "hi"
+
+
+def test_cut():
+    assert fit("hello", 3) == "hel"
+'''
+
+
+def test_a_loop_that_never_reads_its_counter_hangs_and_the_search_puts_the_counter_in(tmp_path, docker_client,
+                                                                                      sandbox_image):
+    """The `while` test shares no name with the body, so test_cut hangs; the search (no model) finds
+    `measure(label[:end])` among the candidates, most of which hang too, within the per-test limit."""
+    root = make_repo(tmp_path / "stuck", {"labels.py": STUCK, "tests/test_labels.py": STUCK_TESTS})
+    result = fixed_by_the_search(docker_client, sandbox_image, root, test_timeout_s=3.0)
+    assert result.runs[0].failed == ("tests/test_labels.py::test_cut",)
+    assert "+    while measure(label[:end]) > width:" in result.diff and result.changed_lines == 1
 
 
 def test_a_candidate_that_breaks_the_import_is_a_failed_attempt(tmp_path, docker_client, sandbox_image):
