@@ -70,59 +70,10 @@ def test_the_answer_given_most_often_wins_over_the_first_that_passed():
     assert "What it should do:" in llm.calls[-1][1].content and "return x" not in llm.calls[-1][1].content
 
 
-def test_candidates_that_behave_alike_are_still_checked_against_the_asserts():
-    asserts = "```python\nassert absolute(-2) == 2\nassert absolute(0) == 0\nassert absolute(4) == 4\n```"
-    result, llm = run([RIGHT, ALSO_RIGHT, RIGHT, ALSO_RIGHT, asserts], Judge())  # one behaviour, passing all three
-    assert len(llm.calls) == 1 + EXTRA_ANSWERS + 1
+def test_candidates_that_behave_alike_need_no_asserts():
+    result, llm = run([RIGHT, ALSO_RIGHT, RIGHT, ALSO_RIGHT], Judge())  # one behaviour: no fifth call
+    assert len(llm.calls) == 1 + EXTRA_ANSWERS and result.selection.groups == 1 and result.selection.asserts == 0
     assert result.final_code == BUGGY.replace("return x", "return abs(x)")
-    s = result.selection
-    assert (s.groups, s.asserts, s.agreed, s.doubted) == (1, 3, 3, False)
-
-
-def test_a_lone_fix_that_fails_most_asserts_is_doubted_and_the_model_asked_again():
-    """The constant is the only candidate, and fails all three asserts: the model sees the calls it gets wrong,
-    answers three times, and abs, which passes the visible test and the asserts, replaces it."""
-    asserts = "```python\nassert absolute(-2) == 2\nassert absolute(0) == 0\nassert absolute(4) == 4\n```"
-    result, llm = run([WEAK] * 4 + [asserts, WRONG, RIGHT, WEAK], Judge())
-    assert len(llm.calls) == 1 + EXTRA_ANSWERS + 1 + EXTRA_ANSWERS
-    assert "absolute(-2) returned 3; expected 2" in llm.calls[-1][1].content
-    assert "return 3" in llm.calls[-1][1].content  # the doubted fix, shown
-    assert result.final_code == BUGGY.replace("return x", "return abs(x)")
-    s = result.selection
-    assert (s.candidates, s.asserts, s.agreed, s.doubted, s.changed, s.drawn) == (2, 3, 3, True, True, EXTRA_ANSWERS)
-    assert [a.node for a in result.attempts][-4:] == ["asserts", "recheck", "recheck", "recheck"]
-    assert [a.outcome for a in result.attempts][-3:] == ["failed", "passed", "passed"]
-
-
-def test_a_doubted_fix_is_judged_against_the_mutants_that_pass_the_visible_tests():
-    """The search's first round is off, so the model's constant is the fix; in doubt, the one-edit mutants of the
-    original that pass `absolute(3) == 3` join the pool, and of them a right one passes the asserts."""
-    from bot.agent.search import SearchOptions
-
-    inverted = BUGGY.replace("return x", "return x if x < 0 else -x")
-    asserts = "```python\nassert absolute(-2) == 2\nassert absolute(0) == 0\nassert absolute(4) == 4\n```"
-    llm = ScriptedLLM([WEAK] * 4 + [asserts] + [WRONG] * 3)
-    ctx = AgentContext(llm=llm, harness=WeakTest(), target=Target("absolute", inverted),
-                       briefing=Briefing("E   assert -3 == 3"), judge=Judge(),
-                       options=RepairOptions(search=SearchOptions(first_round=False)))
-    result = repair(ctx)
-    assert result.final_code == inverted.replace("x < 0", "x > 0")  # the first of the right mutants (`>`, `>=`)
-    s = result.selection
-    assert s.doubted and s.changed and (s.asserts, s.agreed) == (3, 3) and s.candidates > 3
-
-
-def test_a_doubted_fix_stays_when_nothing_better_comes():
-    asserts = "```python\nassert absolute(-2) == 2\nassert absolute(0) == 0\nassert absolute(4) == 4\n```"
-    result, _ = run([WEAK] * 4 + [asserts, WRONG, WEAK, WRONG], Judge())
-    assert result.final_code == BUGGY.replace("return x", "return 3")
-    assert result.selection.doubted and not result.selection.changed
-
-
-def test_a_fix_that_passes_half_the_asserts_is_not_doubted():
-    asserts = "```python\nassert absolute(3) == 3\nassert absolute(-3) == 3\nassert absolute(0) == 0\n" \
-              "assert absolute(4) == 4\n```"  # the constant passes the first two
-    result, llm = run([WEAK] * 4 + [asserts], Judge())
-    assert len(llm.calls) == 1 + EXTRA_ANSWERS + 1 and not result.selection.doubted
 
 
 def test_a_judge_without_inputs_of_its_own_asks_the_model_s_asserts():
@@ -180,9 +131,9 @@ def test_choose_weighs_votes_then_changed_lines():
 
 def test_a_drawn_answer_that_is_the_original_unchanged_has_no_vote():
     """The buggy function passes the examples of some tasks: the model handing it back must not out-vote a fix."""
-    result, _ = run([RIGHT, "```python\ndef absolute(x):\n    return x\n```"] * 2 + [NO_ASSERTS], Judge())
+    result, _ = run([RIGHT, "```python\ndef absolute(x):\n    return x\n```"] * 2, Judge())
     assert result.final_code == BUGGY.replace("return x", "return abs(x)")
-    assert [a.outcome for a in result.attempts] == ["passed", "repeat", "passed", "repeat", "written"]
+    assert [a.outcome for a in result.attempts] == ["passed", "repeat", "passed", "repeat"]
 
 
 def test_the_asserts_are_read_one_line_at_a_time():

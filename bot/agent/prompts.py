@@ -239,14 +239,6 @@ def syntax(target: Target, briefing: Briefing, problem: str) -> list[Message]:
                             f"Reply with the complete corrected {_what(target)} {same}.")]
 
 
-def doubted(target: Target, briefing: Briefing, current: str, wrong: Sequence[str]) -> list[Message]:
-    """A fix that passes the visible tests but not most of the model's asserts from the docstring: the calls it
-    gets wrong (`name(args) returned x; expected y`), to revise it by (bot/agent/select.py)."""
-    situation = (f"This function passes the examples, but by the description it gives wrong results:\n"
-                 f"{fence(split_docstring(current)[0])}\n" + "\n".join(wrong))
-    return _follow_up(target, briefing, situation, [], "Find the real bug, so that it does what the description says.")
-
-
 ASSERTS_SYSTEM = """You write tests for a Python function from its description.
 Reply with one ```python code block of assert lines only, one assert per line."""
 ASSERTS = 8

@@ -8,7 +8,7 @@ from typing import Any, Literal, Protocol
 from ..errors import Stopped
 from ..llm.errors import LLMError
 
-Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select", "asserts", "recheck"]
+Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select", "asserts"]
 AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 # "written": an answer that wrote asserts for the choice (node "asserts"), not code to test
@@ -85,7 +85,6 @@ class Selection:
     drawn: int  # extra answers asked of the model for the vote
     asserts: int = 0  # asserts the model wrote from the docstring (bot/agent/expectations.py)
     agreed: int = 0  # of them, those the chosen group passes
-    doubted: bool = False  # the first choice failed most of them: more candidates were gathered and judged
 
 
 @dataclass(frozen=True, kw_only=True)
