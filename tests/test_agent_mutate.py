@@ -89,6 +89,14 @@ def test_neighbours_in_a_tuple_swap_in_a_target_and_in_values():
     assert applied(source, "day, month, year", "year, month, day") not in found  # neighbours only
 
 
+def test_swapped_call_arguments_keep_the_text_between_them():
+    """A fix's diff shows the swap and nothing else: no space added, no line joined."""
+    source = "def f(a, b):\n    return pow(a,b) + max(\n        a,\n        b)\n"
+    found = {m.source for m in mutants(source, "f") if m.operator == "swap"}
+    assert applied(source, "pow(a,b)", "pow(b,a)") in found
+    assert applied(source, "        a,\n        b)", "        b,\n        a)") in found
+
+
 def test_a_while_whose_test_shares_no_name_with_its_body_gets_the_body_s_counter():
     source = "def f(s):\n    i = 0\n    while not ok(s):\n        i += 1\n    return s[:i]\n"
     found = {m.source: m.operator for m in mutants(source, "f")}

@@ -294,13 +294,17 @@ def swap(s: Scope) -> Edits:
                 left, right = paren(s.segment(n.left)), paren(s.segment(n.right))
                 yield "swap", (start, end, f"{right} {BINOP[type(n.op)]} {left}")
         elif isinstance(n, ast.Call) and len(n.args) == 2 and not any(isinstance(a, ast.Starred) for a in n.args):
-            a, b = n.args
-            start, end = s.text.span(a)[0], s.text.span(b)[1]
-            yield "swap", (start, end, f"{s.segment(b)}, {s.segment(a)}")
+            yield "swap", _swapped(s, *n.args)
         elif isinstance(n, ast.Tuple) and 2 <= len(n.elts) <= 4 and not any(isinstance(e, ast.Starred) for e in n.elts):
             for a, b in zip(n.elts, n.elts[1:]):  # neighbours: `day, month, year = ...` -> `month, day, year = ...`
-                (start, middle), (after, end) = s.text.span(a), s.text.span(b)
-                yield "swap", (start, end, s.segment(b) + s.text.source[middle:after] + s.segment(a))
+                yield "swap", _swapped(s, a, b)
+
+
+def _swapped(s: Scope, a: ast.AST, b: ast.AST) -> Edit:
+    """`a` and `b` trade places; the text between them (`, `, `,`, a line break) stays, so the diff shows only the
+    swap."""
+    (start, middle), (after, end) = s.text.span(a), s.text.span(b)
+    return start, end, s.segment(b) + s.text.source[middle:after] + s.segment(a)
 
 
 def string(s: Scope) -> Edits:
