@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from bot.agent.code import changed_lines, code_hash, split_docstring  # noqa: E402
 from bot.agent.search import SearchOptions, search  # noqa: E402
+from bot.errors import UserError  # noqa: E402
 from eval.harness import humaneval_harness, humaneval_screen  # noqa: E402
 from eval.replay import target_of, visible_tests  # noqa: E402
 from eval.tasks import Task, load_tasks, parse_task_list  # noqa: E402
@@ -104,9 +105,9 @@ def score_task(task: Task, row: dict[str, Any], sandbox: Sandbox, mutants: int, 
     hidden = humaneval_harness(sandbox, task.buggy_module, task.entry_point, task.test)
     verdicts = hidden.check_many(codes) if codes else []
     original, doc = target_of(task).source, split_docstring(target_of(task).source)[1]
+    mixed = len({v.passed for v in verdicts}) == 2  # scores matter only where right and wrong are both there
     scored = []
     for (h, (code, where)), verdict in zip(pool.items(), verdicts):
-        mixed = len({v.passed for v in verdicts}) == 2  # scores matter only where right and wrong are both there
         coder, per_token, reviewer = scorer.scores(code, doc) if scorer and mixed else (None, None, None)
         scored.append(Scored(code_hash=h[:8], source=where, right=verdict.passed,
                              changed=changed_lines(original, code), coder=coder, coder_per_token=per_token,
@@ -132,11 +133,14 @@ def main() -> int:
     parser.add_argument("--no-model", action="store_true", help="the hidden verdicts only, no scores")
     parser.add_argument("--json", action="store_true", help="one JSON line per task, then the summary")
     args = parser.parse_args()
-    if not args.results.is_file() or not args.data.is_file():
+    if not args.results.exists() or not args.data.is_file():
         parser.error(f"no such file: {args.results if not args.results.is_file() else args.data}")
     tasks = {t.task_id: t for t in load_tasks(args.data)}
     rows = [json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]
-    wanted = set(parse_task_list(args.tasks)) if args.tasks else None
+    try:
+        wanted = set(parse_task_list(args.tasks)) if args.tasks else None
+    except UserError as exc:
+        parser.error(str(exc))
     rows = [r for r in rows if (int(r["task_id"].rsplit("/", 1)[1]) in wanted if wanted is not None
                                 else r.get("visible_passed") and not r["passed"])]
     scorer = None if args.no_model else Scorer()
