@@ -29,6 +29,7 @@ sys.path.insert(0, str(REPO))
 
 from bot.agent.code import changed_lines, code_hash, split_docstring  # noqa: E402
 from bot.agent.search import SearchOptions, search  # noqa: E402
+from bot.agent.types import Target  # noqa: E402
 from bot.errors import UserError  # noqa: E402
 from eval.harness import humaneval_harness, humaneval_screen  # noqa: E402
 from eval.replay import target_of, visible_tests  # noqa: E402
@@ -81,11 +82,12 @@ class Scorer:
         return coder, coder / max(n, 1), reviewer
 
 
-def pool_of(task: Task, row: dict[str, Any], sandbox: Sandbox, mutants: int) -> dict[str, tuple[str, str]]:
+def pool_of(task: Task, target: Target, row: dict[str, Any], sandbox: Sandbox, mutants: int
+            ) -> dict[str, tuple[str, str]]:
     """code hash -> (code, where it came from), answers first."""
     pool = {code_hash(a["code"]): (a["code"], "answer") for a in row["attempts"]
             if a["outcome"] == "passed" and a.get("code")}
-    target, shown = target_of(task), visible_tests(task, "examples")
+    shown = visible_tests(task, "examples")
     visible = humaneval_harness(sandbox, task.buggy_module, task.entry_point, shown)
     before = visible.check(target.source)
     if not before.passed:
@@ -100,11 +102,12 @@ def pool_of(task: Task, row: dict[str, Any], sandbox: Sandbox, mutants: int) -> 
 
 def score_task(task: Task, row: dict[str, Any], sandbox: Sandbox, mutants: int, scorer: Scorer | None
                ) -> list[Scored]:
-    pool = pool_of(task, row, sandbox, mutants)
+    target = target_of(task)
+    pool = pool_of(task, target, row, sandbox, mutants)
     codes = [code for code, _ in pool.values()]
     hidden = humaneval_harness(sandbox, task.buggy_module, task.entry_point, task.test)
     verdicts = hidden.check_many(codes) if codes else []
-    original, doc = target_of(task).source, split_docstring(target_of(task).source)[1]
+    original, doc = target.source, split_docstring(target.source)[1]
     mixed = len({v.passed for v in verdicts}) == 2  # scores matter only where right and wrong are both there
     scored = []
     for (h, (code, where)), verdict in zip(pool.items(), verdicts):
@@ -133,7 +136,7 @@ def main() -> int:
     parser.add_argument("--no-model", action="store_true", help="the hidden verdicts only, no scores")
     parser.add_argument("--json", action="store_true", help="one JSON line per task, then the summary")
     args = parser.parse_args()
-    if not args.results.exists() or not args.data.is_file():
+    if not args.results.is_file() or not args.data.is_file():
         parser.error(f"no such file: {args.results if not args.results.is_file() else args.data}")
     tasks = {t.task_id: t for t in load_tasks(args.data)}
     rows = [json.loads(line) for line in args.results.read_text().splitlines() if line.strip()]
