@@ -84,7 +84,8 @@ def _selection_summary(results: Sequence[TaskResult]) -> dict[str, Any]:
     return {"selected": len(chosen), "selected_among_several": sum(r.selection["candidates"] > 1 for r in chosen
                                                                      if r.selection),
             "selection_changed": len(changed), "selection_changed_passed": sum(r.passed for r in changed),
-            "selection_with_asserts": sum(bool(r.selection and r.selection.get("asserts")) for r in chosen)}
+            "selection_with_asserts": sum(bool(r.selection and r.selection.get("asserts")) for r in chosen),
+            "selection_scored": sum(bool(r.selection and r.selection.get("scored")) for r in chosen)}
 
 
 def table(summary: dict[str, Any]) -> str:
@@ -112,7 +113,8 @@ def table(summary: dict[str, Any]) -> str:
         rows.append(f"vote: {summary['selected']} fixes chosen, {summary['selected_among_several']} among several "
                     f"candidates; {summary['selection_changed']} not the first found "
                     f"({summary['selection_changed_passed']} of them pass the hidden tests); the model's asserts "
-                    f"weighed in {summary.get('selection_with_asserts', 0)}")
+                    f"weighed in {summary.get('selection_with_asserts', 0)}, its likelihood chose in "
+                    f"{summary.get('selection_scored', 0)}")
     return "\n".join(rows)
 
 

@@ -9,6 +9,7 @@ from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, Te
 from bot.agent.expectations import agrees, parse_asserts
 from bot.agent.select import EXTRA_ANSWERS, choose
 from bot.llm import ScriptedLLM
+from bot.llm.scripted import ScriptedScorer
 
 from .in_process import InProcessHarness
 
@@ -49,9 +50,10 @@ class Judge:
         return [[_call(s, x) for x in xs] for s in sources]
 
 
-def run(answers: list[str], judge: Judge | None, **options) -> tuple:  # type: ignore[no-untyped-def]
-    llm = ScriptedLLM(answers)
-    ctx = AgentContext(llm=llm, harness=WeakTest(), target=Target("absolute", BUGGY),
+def run(answers: list[str], judge: Judge | None, likelihoods: dict[str, float] | None = None, buggy: str = BUGGY,
+        **options) -> tuple:  # type: ignore[no-untyped-def]
+    llm = ScriptedLLM(answers) if likelihoods is None else ScriptedScorer(answers, likelihoods=likelihoods)
+    ctx = AgentContext(llm=llm, harness=WeakTest(), target=Target("absolute", buggy),
                        briefing=Briefing("The visible tests pass, but the function is not what its docstring says."),
                        options=RepairOptions(**options), judge=judge)
     return repair(ctx), llm
@@ -127,6 +129,38 @@ def test_choose_weighs_votes_then_changed_lines():
     assert choose(original, [two, other], [1, 1], ["a", "b"]) == (1, 1)  # a tie: fewer changed lines
     assert choose(original, [two, one, other], [1, 1, 1], ["a", "a", "b"]) == (1, 2)  # a group's votes add up
     assert choose(original, [one, other], [5, 1], ["a", "b"], [0, 1]) == (1, 1)  # an assert passed beats votes
+    # the likeliest code wins over asserts and votes; on a tie, the fewer changed lines
+    assert choose(original, [one, other], [5, 1], ["a", "b"], [1, 0], [-9.0, -2.0]) == (1, 1)
+    assert choose(original, [two, one, other], [1, 1, 3], ["a", "a", "b"], [], [-2.0, -2.0, -3.0]) == (1, 2)
+
+
+def test_a_model_that_scores_texts_chooses_the_likeliest_candidate_and_writes_no_asserts():
+    """Three answers of `return 3` against one of abs: the model finds abs the likelier body after the docstring."""
+    result, llm = run([WEAK, WEAK, RIGHT, WEAK], Judge(), likelihoods={"abs(x)": -3.0, "return 3": -7.0})
+    assert len(llm.calls) == 1 + EXTRA_ANSWERS  # no asserts asked
+    assert result.final_code == BUGGY.replace("return x", "return abs(x)")
+    s = result.selection
+    assert (s.candidates, s.groups, s.votes, s.changed, s.asserts, s.scored) == (2, 2, 1, True, 0, 2)
+    assert [a.node for a in result.attempts][-1] == "score" and result.attempts[-1].outcome == "scored"
+    ((prefix, texts),) = llm.scored  # one prefix: the docstring, then the `def` line both candidates share
+    assert prefix == "# The absolute value of x.\n```python\ndef absolute(x):\n"
+    assert texts == ["    return 3\n```", "    return abs(x)\n```"]
+
+
+def test_every_passing_mutant_of_the_search_is_a_candidate():
+    """The search finds three mutants that pass the weak test and takes the first (`return x`); all three join the
+    vote with the answers drawn for it, and the likeliest (not the first) is the fix."""
+    from bot.agent.search import SearchOptions
+
+    buggy = BUGGY.replace("return x", "return -x")  # fails absolute(3) == 3
+    result, llm = run([WEAK] * EXTRA_ANSWERS, Judge(), likelihoods={"abs(": 0.0}, buggy=buggy,
+                      search=SearchOptions(mutants=400))
+    assert result.searches[0].fixed and result.searches[0].edit == "line 3: `-x` -> `x`"
+    assert len(llm.calls) == EXTRA_ANSWERS
+    ((_, texts),) = llm.scored
+    assert sorted(texts) == sorted(f"    return {body}\n```" for body in ("3", "x", "-(-x)", "abs(-x)"))
+    assert result.final_code == buggy.replace("return -x", "return abs(-x)")
+    assert (result.selection.candidates, result.selection.scored, result.selection.changed) == (4, 4, True)
 
 
 def test_a_drawn_answer_that_is_the_original_unchanged_has_no_vote():

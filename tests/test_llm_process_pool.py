@@ -76,3 +76,18 @@ def test_several_answers_at_once_come_one_after_another_from_a_backend_without_t
     with ModelPool(script(tmp_path, ["a", "b", "c"]), 1) as pool:
         got = pool.complete_many(ASK, temperatures=[0.0, 0.8, 0.8], seeds=[0, 1000, 2000])
         assert [c.text for c in got] == ["a", "b", "c"]
+
+
+def test_a_backend_that_cannot_score_texts_says_so(tmp_path: Path) -> None:
+    from contextlib import closing
+
+    from bot.agent.likelihood import coder_scores
+    from bot.llm import ScoringLLM, ScoringUnsupported
+    from bot.llm.lazy import LazyModel
+
+    for llm in (ModelPool(script(tmp_path, ["a"]), 1), LazyModel(script(tmp_path, ["a"]))):
+        with closing(llm):
+            assert isinstance(llm, ScoringLLM)  # the wrappers have the method; the scripted model behind does not
+            with pytest.raises(ScoringUnsupported, match="cannot score texts"):
+                llm.logprobs("# add\n", ["    return a + b\n"])
+            assert coder_scores(llm, "def f():\n    '''One.'''\n    return 1\n", ["def f():\n    return 2\n"]) is None

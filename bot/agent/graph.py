@@ -123,7 +123,8 @@ def repair(ctx: AgentContext) -> AgentResult:
     started = time.monotonic()
     state: AgentState = {"iteration": 0, "tokens": 0, "started": started, "pending": None, "attempts": [],
                          "seen": {code_hash(ctx.target.source): ORIGINAL_SEEN}, "final": None,
-                         "current": ctx.target.source, "feedback": ctx.briefing.summary, "stop": None, "searches": []}
+                         "current": ctx.target.source, "feedback": ctx.briefing.summary, "stop": None, "searches": [],
+                         "passing": []}
     out = state
     shown = [0, 0]  # attempts and searches already reported through ctx.progress
     try:  # streamed so that a model failure or a stop mid-way still hands back the attempts made so far

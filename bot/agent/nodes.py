@@ -208,8 +208,8 @@ def search(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ambiguous = record.survivors > 1 and ctx.options.search.ambiguous == "ask" and not spent(state, ctx)
     if passing and ambiguous:  # weak tests cannot choose: the model, reading the docstring, gets them as hints
         hints = passing[:MAX_HINTS]
-        return {"searches": [replace(record, fixed=False, hinted=len(hints))], "hints": hints}
-    update: AgentState = {"searches": [record]}
+        return {"searches": [replace(record, fixed=False, hinted=len(hints))], "hints": hints, "passing": passing}
+    update: AgentState = {"searches": [record], "passing": passing}
     if passing:
         update["final"], update["stop"] = passing[0], "passed"
     return update

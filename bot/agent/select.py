@@ -2,16 +2,19 @@
 
 Weak tests (a docstring's two examples) are passed by several different functions, and the first to pass is often
 not the one the docstring describes. When the run has a `Judge`, the candidates that passed (the fix, the other
-passing answers and samples, the search's passing mutants, and a few more answers drawn for the purpose) are run
-on more inputs, grouped by what they return, and scored by two kinds of agreement (CodeT's dual execution
-agreement, AlphaCode's clustering): the asserts the model writes from the docstring that the group passes
-(bot/agent/expectations.py) first, then the group's votes (an answer the model gives again and again counts each
-time); between equal groups, and within the winner, the fewest changed lines. The tests that judge the result
-afterwards are never used. On by default under `fixbot eval --protocol examples` (`--no-vote` turns it off).
+passing answers and samples, every passing mutant of the searches, and a few more answers drawn for the purpose)
+are run on more inputs and grouped by what they return. A model that can score texts (llama.cpp) then reads each
+candidate, and the likeliest body after the docstring wins (bot/agent/likelihood.py). A model that cannot writes
+asserts from the docstring instead, and the groups are scored by two kinds of agreement (CodeT's dual execution
+agreement, AlphaCode's clustering): the asserts the group passes (bot/agent/expectations.py) first, then the
+group's votes (an answer the model gives again and again counts each time); between equal groups, and within the
+winner, the fewest changed lines. The tests that judge the result afterwards are never used. On by default under
+`fixbot eval --protocol examples` (`--no-vote` turns it off).
 """
 from __future__ import annotations
 
 import json
+import time
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
@@ -20,6 +23,7 @@ from . import prompts
 from .code import changed_lines, code_hash, extract_function
 from .context import AgentContext
 from .expectations import Expectation, agrees, parse_asserts
+from .likelihood import coder_scores
 from .nodes import answered, ask_many, attempt, checked, spent, unusable
 from .state import ORIGINAL_SEEN, AgentState
 from .types import Attempt, Judge, Selection
@@ -30,10 +34,12 @@ ASSERT_TOKENS = 300  # eight one-line asserts; a longer answer is the model ramb
 
 
 def choose(original: str, codes: Sequence[str], votes: Sequence[int], signatures: Sequence[str],
-           agreed: Sequence[int] = ()) -> tuple[int, int]:
-    """The index of the chosen code and its group's votes: the group that passes the most of the model's asserts
-    (`agreed`, per code; equal within a group, which behaves alike), then the most votes, then the one whose best
-    member changes the fewest lines; within it, the fewest changed lines (the earliest on a tie)."""
+           agreed: Sequence[int] = (), likelihood: Sequence[float] = ()) -> tuple[int, int]:
+    """The index of the chosen code and its group's votes. With `likelihood` (per code, the model's score), the
+    likeliest code, whatever its group (the fewest changed lines, then the earliest, on a tie). Without it, the
+    group that passes the most of the model's asserts (`agreed`, per code; equal within a group, which behaves
+    alike), then the most votes, then the one whose best member changes the fewest lines; within it, the fewest
+    changed lines (the earliest on a tie)."""
     groups: dict[str, list[int]] = {}
     for i, signature in enumerate(signatures):
         groups.setdefault(signature, []).append(i)
@@ -42,6 +48,9 @@ def choose(original: str, codes: Sequence[str], votes: Sequence[int], signatures
     def best(members: list[int]) -> int:
         return min(members, key=lambda i: (changed[i], i))
 
+    if likelihood:
+        index = min(range(len(codes)), key=lambda i: (-likelihood[i], changed[i], i))
+        return index, sum(votes[i] for i in groups[signatures[index]])
     passes = list(agreed) or [0] * len(codes)
     chosen = min(groups.values(),
                  key=lambda m: (-passes[best(m)], -sum(votes[i] for i in m), changed[best(m)], best(m)))
@@ -64,13 +73,13 @@ class Pool:
 
 
 def _pool(final: str, state: AgentState) -> Pool:
-    """Every answer that passed counts once per time it was given; the search's passing mutants (and a fix the
+    """Every answer that passed counts once per time it was given; the searches' passing mutants (and a fix the
     search found) once each."""
     pool = Pool()
     for a in state["attempts"]:
         if a.outcome == "passed" and a.code:
             pool.vote(a.code)
-    for code in [final, *state.get("hints", [])]:
+    for code in [final, *state.get("hints", []), *state.get("passing", [])]:
         if code not in pool:
             pool.vote(code)
     return pool
@@ -118,6 +127,19 @@ def _asserts(state: AgentState, ctx: AgentContext) -> tuple[list[Expectation], A
                           prompt_eval_s=done.prompt_eval_s)
 
 
+def _scores(state: AgentState, ctx: AgentContext, codes: list[str]) -> tuple[list[float] | None, Attempt | None]:
+    """The model's coder score of each code (None when it cannot score), and the attempt that records its time
+    (the backend gives scores, not token counts)."""
+    started = time.monotonic()
+    scores = coder_scores(ctx.llm, ctx.target.source, codes)
+    if scores is None:
+        return None, None
+    took = time.monotonic() - started
+    return scores, Attempt(iteration=state["iteration"], node="score", code=None, outcome="scored",
+                           feedback=f"{len(codes)} candidate(s) scored by likelihood", prompt_tokens=0,
+                           completion_tokens=0, latency_s=took, temperature=0.0, prompt_eval_s=took)
+
+
 def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tuple[str, list[Attempt], Selection]:
     """The fix to keep among those that passed, the attempts the vote cost, and how it was chosen."""
     pool = _pool(final, state)
@@ -129,16 +151,20 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
         return codes[0], drawn, Selection(candidates=1, groups=1, votes=votes[0],
                                           changed=code_hash(codes[0]) != code_hash(final), drawn=len(drawn))
     outputs = judge.outputs(codes)
-    # the model's asserts only where the candidates behave differently (one group has nothing to choose between),
-    # or where the judge has no inputs of its own (no visible test): theirs are then the only inputs there are
+    scores, scored = _scores(state, ctx, codes) if asking else (None, None)
+    # without scores, the model's asserts only where the candidates behave differently (one group has nothing to
+    # choose between), or where the judge has no inputs of its own (no visible test): theirs are then the only
+    # inputs there are
     differ = len({json.dumps(out) for out in outputs}) > 1
     blind = not any(outputs)
-    expectations, written = _asserts(state, ctx) if asking and (differ or blind) else ([], None)
+    ask_asserts = asking and scores is None and (differ or blind)
+    expectations, written = _asserts(state, ctx) if ask_asserts else ([], None)
     on_asserts = judge.outputs(codes, [e.args for e in expectations]) if expectations else [[] for _ in codes]
     agreed = [sum(agrees(o, e.expected) for o, e in zip(out, expectations)) for out in on_asserts]
     signatures = [json.dumps(out + extra) for out, extra in zip(outputs, on_asserts)]
-    index, group_votes = choose(ctx.target.source, codes, votes, signatures, agreed)
-    return codes[index], drawn + ([written] if written else []), Selection(
+    index, group_votes = choose(ctx.target.source, codes, votes, signatures, agreed, scores or ())
+    cost = [a for a in (written, scored) if a is not None]
+    return codes[index], drawn + cost, Selection(
         candidates=len(codes), groups=len(set(signatures)), votes=group_votes,
         changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=len(expectations),
-        agreed=agreed[index])
+        agreed=agreed[index], scored=len(scores or ()))

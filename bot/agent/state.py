@@ -96,6 +96,7 @@ class AgentState(TypedDict, total=False):
     attempts: Annotated[list[Attempt], operator.add]
     searches: Annotated[list[SearchRound], operator.add]
     hints: list[str]  # the latest search's passing mutants, when the tests could not choose between them
+    passing: Annotated[list[str], operator.add]  # every search's passing mutants: candidates for the choice
     final: str | None
     stop: StopReason | None
     # thought-patch: the latest thought's conversation ending in its plan (and those of its other plans, with

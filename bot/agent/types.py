@@ -8,11 +8,12 @@ from typing import Any, Literal, Protocol
 from ..errors import Stopped
 from ..llm.errors import LLMError
 
-Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select", "asserts"]
+Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select", "asserts", "score"]
 AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
-# "written": an answer that wrote asserts for the choice (node "asserts"), not code to test
-Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat", "written"]
+# "written": an answer that wrote asserts for the choice (node "asserts"), not code to test; "scored": the model read
+# the candidates for the choice (node "score")
+Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat", "written", "scored"]
 Status = Literal["fixed", "not_fixed"]
 StopReason = Literal["passed", "iterations", "tokens", "time", "unchanged"]
 
@@ -85,6 +86,7 @@ class Selection:
     drawn: int  # extra answers asked of the model for the vote
     asserts: int = 0  # asserts the model wrote from the docstring (bot/agent/expectations.py)
     agreed: int = 0  # of them, those the chosen group passes
+    scored: int = 0  # candidates the model scored by likelihood (bot/agent/likelihood.py): the likeliest is chosen
 
 
 @dataclass(frozen=True, kw_only=True)

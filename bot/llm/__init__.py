@@ -13,14 +13,15 @@ from .errors import (
                      LLMRequestFailed,
                      MissingAPIKey,
                      ModelUnavailable,
+                     ScoringUnsupported,
                      ScriptExhausted,
                      ToolsUnsupported,
 )
 from .scripted import ScriptedLLM
 from .spec import DEFAULT_MODEL, ModelSpec, open_llm, parse_model_spec
-from .types import LLM, Completion, JsonLLM, Message, Tool, ToolCall, ToolLLM
+from .types import LLM, Completion, JsonLLM, Message, ScoringLLM, Tool, ToolCall, ToolLLM
 
 __all__ = ["BadAPIKey", "BadModelSpec", "Completion", "DEFAULT_MODEL", "JsonLLM", "LLM", "LLMError", "LLMRequestFailed",
-           "Message", "MissingAPIKey", "ModelSpec", "ModelUnavailable", "ScriptExhausted", "ScriptedLLM", "Tool",
-           "ToolCall", "ToolLLM", "ToolsUnsupported", "bundled_model_path", "cache_dir", "ensure_bundled_model",
-           "open_llm", "parse_model_spec"]
+           "Message", "MissingAPIKey", "ModelSpec", "ModelUnavailable", "ScoringLLM", "ScoringUnsupported",
+           "ScriptExhausted", "ScriptedLLM", "Tool", "ToolCall", "ToolLLM", "ToolsUnsupported", "bundled_model_path",
+           "cache_dir", "ensure_bundled_model", "open_llm", "parse_model_spec"]

@@ -36,3 +36,7 @@ class ScriptExhausted(LLMError):
 
 class ToolsUnsupported(LLMError):
     """The agent needs function calling and this backend has none."""
+
+
+class ScoringUnsupported(LLMError):
+    """A text's likelihood was asked of a backend that cannot give it (a hosted API, a scripted model)."""

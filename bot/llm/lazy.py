@@ -6,9 +6,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import ToolsUnsupported
+from .errors import ScoringUnsupported, ToolsUnsupported
 from .spec import open_llm
-from .types import LLM, Completion, JsonLLM, Message, Tool, ToolLLM
+from .types import LLM, Completion, JsonLLM, Message, ScoringLLM, Tool, ToolLLM
 
 
 class LazyModel:
@@ -44,6 +44,12 @@ class LazyModel:
         if not isinstance(llm, JsonLLM):  # the schema is a help, not a requirement: the caller parses either way
             return llm.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
         return llm.complete_json(messages, schema, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    def logprobs(self, prefix: str, texts: Sequence[str]) -> list[float]:
+        llm = self._model()
+        if not isinstance(llm, ScoringLLM):
+            raise ScoringUnsupported(f"{self.name} cannot score texts")
+        return llm.logprobs(prefix, texts)
 
     def close(self) -> None:
         close = getattr(self._llm, "close", None)

@@ -14,6 +14,7 @@ from .chatml_tools import render, render_chat
 from .errors import LLMRequestFailed, ModelUnavailable
 from .gguf_files import check_gguf, resolve_gguf
 from .llamacpp_parallel import MAX_SEQUENCES, allow_sequences, decode_together, evaluate_prompt
+from .llamacpp_score import text_logprobs
 from .spec import ModelSpec
 from .types import Completion, Message, Tool, ToolCall, check_messages
 
@@ -158,6 +159,16 @@ class LlamaCppLLM:
                           completion_tokens=usage.get("completion_tokens", 0), latency_s=time.monotonic() - start,
                           model=self.name, finish_reason="tool_calls", tool_calls=(call,),
                           cached_tokens=max(prompt_tokens - evaluated, 0), prompt_eval_s=prompt_s)
+
+    def logprobs(self, prefix: str, texts: Sequence[str]) -> list[float]:
+        """Per text, the sum of its tokens' log-probabilities after `prefix` (bot/llm/llamacpp_score.py). Prefix
+        and texts are tokenized apart, so a token never spans the border between them."""
+        if not prefix:
+            raise ValueError("logprobs() needs a prefix: the first token's probability is read after it")
+        before = self._llama.tokenize(prefix.encode(), add_bos=False)
+        tokenized = [self._llama.tokenize(text.encode(), add_bos=False) for text in texts]
+        with self._lock:
+            return text_logprobs(self._llama, before, tokenized)
 
     def _generate(self, call: Callable[[], Any]) -> tuple[Any, int, float]:
         """Run one llama-cpp-python call under the lock; return its output, how many prompt tokens llama.cpp

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .errors import LLMError, LLMRequestFailed, ToolsUnsupported
+from .errors import LLMError, LLMRequestFailed, ScoringUnsupported, ToolsUnsupported
 from .types import Completion, Message, Tool
 
 
@@ -147,6 +147,12 @@ class ModelPool:
                                      max_tokens=max_tokens, seed=seed)
         except AttributeError:  # a backend without it: the answer is parsed either way
             return self.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+    def logprobs(self, prefix: str, texts: Sequence[str]) -> list[float]:
+        try:
+            return self._mine().call("logprobs", prefix, list(texts))
+        except AttributeError:
+            raise ScoringUnsupported(f"{self.name} cannot score texts") from None
 
     def close(self) -> None:
         for child in self._children:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,22 @@ class ScriptedLLM:
                       max_tokens: int = 512, seed: int | None = None) -> Completion:
         """The next scripted answer as it is: a script holds what the model would say, schema or not."""
         return self.complete(messages, temperature=temperature, max_tokens=max_tokens, seed=seed)
+
+
+class ScriptedScorer(ScriptedLLM):
+    """A scripted model that also says how likely a text is: the value of the first of `likelihoods`' keys the text
+    contains, else minus its word count (a shorter text is likelier, as with a real model). The texts it scored,
+    after which prefix, are kept in `scored`."""
+
+    def __init__(self, answers: Sequence[Any], *, likelihoods: Mapping[str, float] | None = None,
+                 name: str = "scripted") -> None:
+        super().__init__(answers, name=name)
+        self.likelihoods = dict(likelihoods or {})
+        self.scored: list[tuple[str, list[str]]] = []
+
+    def logprobs(self, prefix: str, texts: Sequence[str]) -> list[float]:
+        self.scored.append((prefix, list(texts)))
+        return [next((v for k, v in self.likelihoods.items() if k in t), -float(len(t.split()))) for t in texts]
 
 
 def load_script(path: Path) -> list[Any]:

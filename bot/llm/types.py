@@ -119,6 +119,16 @@ class ManyLLM(Protocol):
         ...
 
 
+@runtime_checkable
+class ScoringLLM(Protocol):
+    """A model that says how likely it finds a text (llama.cpp: the logits of every position). Backends without it
+    lack the method; callers then choose without it."""
+
+    def logprobs(self, prefix: str, texts: Sequence[str]) -> list[float]:
+        """Per text, the sum of its tokens' log-probabilities when it follows `prefix` (evaluated once)."""
+        ...
+
+
 def check_messages(messages: Sequence[Message]) -> list[Message]:
     """Reject loose dicts and empty conversations at the border, with a message that says why."""
     out = list(messages)
