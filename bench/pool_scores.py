@@ -8,7 +8,7 @@ and how candidate-level scores would have chosen among them.
 A task's pool is every distinct answer its run recorded as passing the examples, and the one-edit mutants of the
 buggy function that pass them (the mutation search with up to --mutants confirmed). Each candidate is run on the
 hidden tests (here only, to score the scores: fixbot never sees them). Where a pool holds right and wrong
-candidates, the model (the bundled GGUF, loaded with every position's logits) scores each, as in Coder-Reviewer
+candidates, the model (the bundled GGUF) scores each, as in Coder-Reviewer
 reranking: the coder score, the log-probability of the function's body given its docstring and `def` line (also
 per token), and the reviewer score, the log-probability of the docstring given the function without it. The
 summary counts the tasks whose pool holds a right candidate, those whose pool holds right and wrong ones, and among
@@ -28,9 +28,11 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
 from bot.agent.code import changed_lines, code_hash, split_docstring  # noqa: E402
+from bot.agent.likelihood import coder_text  # noqa: E402
 from bot.agent.search import SearchOptions, search  # noqa: E402
 from bot.agent.types import Target  # noqa: E402
 from bot.errors import UserError  # noqa: E402
+from bot.llm import open_llm  # noqa: E402
 from eval.harness import humaneval_harness, humaneval_screen  # noqa: E402
 from eval.replay import target_of, visible_tests  # noqa: E402
 from eval.tasks import Task, load_tasks, parse_task_list  # noqa: E402
@@ -51,35 +53,24 @@ class Scored:
 
 
 class Scorer:
-    """The bundled model with every position's logits, for the log-probability of a text after a prefix."""
+    """The bundled model, for the log-probability of a text after a prefix (bot/llm/llamacpp_score.py)."""
 
     def __init__(self) -> None:
-        from llama_cpp import Llama
+        from bot.llm.llamacpp_backend import LlamaCppLLM
 
-        from bot.llm.bundled import bundled_model_path
-
-        self.llm = Llama(model_path=str(bundled_model_path()), n_ctx=4096, logits_all=True, verbose=False)
-
-    def logp(self, prefix: str, text: str) -> tuple[float, int]:
-        import numpy as np
-
-        a = self.llm.tokenize(prefix.encode(), add_bos=False)
-        b = self.llm.tokenize(text.encode(), add_bos=False)
-        self.llm.reset()
-        self.llm.eval(a + b)
-        rows = np.asarray(self.llm.scores[len(a) - 1:len(a) + len(b) - 1], dtype=np.float64)
-        top = rows.max(axis=1, keepdims=True)
-        log_norm = (top + np.log(np.exp(rows - top).sum(axis=1, keepdims=True)))[:, 0]
-        return float(sum(rows[i, tok] - log_norm[i] for i, tok in enumerate(b))), len(b)
+        llm = open_llm("llamacpp:bundled", progress=False)
+        assert isinstance(llm, LlamaCppLLM)
+        self.llm = llm
 
     def scores(self, code: str, doc: str) -> tuple[float, float, float]:
-        """The coder score, it per body token, and the reviewer score."""
+        """The coder score (the one fixbot's vote uses: bot/agent/likelihood.py), it per body token, and the
+        reviewer score."""
+        prefix, text = coder_text(code, doc)
+        (coder,) = self.llm.logprobs(prefix, [text])
         body = split_docstring(code)[0].strip()
-        header, _, rest = body.partition("\n")
-        coder, n = self.logp(f"# {doc.strip()}\n```python\n{header}\n", f"{rest}\n```")
-        reviewer, _ = self.logp(f"```python\n{body}\n```\nA docstring for the function above:\n\"\"\"",
-                                f"{doc.strip()}\n\"\"\"")
-        return coder, coder / max(n, 1), reviewer
+        (reviewer,) = self.llm.logprobs(f"```python\n{body}\n```\nA docstring for the function above:\n\"\"\"",
+                                        [f"{doc.strip()}\n\"\"\""])
+        return coder, coder / max(self.llm.count_tokens(text), 1), reviewer
 
 
 def pool_of(task: Task, target: Target, row: dict[str, Any], sandbox: Sandbox, mutants: int

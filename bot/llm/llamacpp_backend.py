@@ -170,6 +170,9 @@ class LlamaCppLLM:
         with self._lock:
             return text_logprobs(self._llama, before, tokenized)
 
+    def count_tokens(self, text: str) -> int:
+        return len(self._llama.tokenize(text.encode(), add_bos=False))
+
     def _generate(self, call: Callable[[], Any]) -> tuple[Any, int, float]:
         """Run one llama-cpp-python call under the lock; return its output, how many prompt tokens llama.cpp
         evaluated for it (what the cached prefix did not cover) and the seconds that took, from its perf counters'
