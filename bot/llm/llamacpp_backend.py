@@ -165,13 +165,15 @@ class LlamaCppLLM:
         and texts are tokenized apart, so a token never spans the border between them."""
         if not prefix:
             raise ValueError("logprobs() needs a prefix: the first token's probability is read after it")
-        before = self._llama.tokenize(prefix.encode(), add_bos=False)
-        tokenized = [self._llama.tokenize(text.encode(), add_bos=False) for text in texts]
+        tokenized = [self._tokens(text) for text in texts]
         with self._lock:
-            return text_logprobs(self._llama, before, tokenized)
+            return text_logprobs(self._llama, self._tokens(prefix), tokenized)
 
     def count_tokens(self, text: str) -> int:
-        return len(self._llama.tokenize(text.encode(), add_bos=False))
+        return len(self._tokens(text))
+
+    def _tokens(self, text: str) -> list[int]:
+        return self._llama.tokenize(text.encode(), add_bos=False)
 
     def _generate(self, call: Callable[[], Any]) -> tuple[Any, int, float]:
         """Run one llama-cpp-python call under the lock; return its output, how many prompt tokens llama.cpp
