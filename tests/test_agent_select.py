@@ -191,3 +191,31 @@ def test_an_output_agrees_as_the_assert_s_equality_would():
     assert agrees("4", 4) and agrees("4", 4.0) and agrees("0.30000000000000004", 0.3) and agrees("True", 1)
     assert agrees("(1, 2)", [1, 2]) and agrees("'a'", "a") and not agrees("'a'", "b")
     assert not agrees("<object at 0x1>", 3) and not agrees("!ValueError", 3) and not agrees("timeout", "timeout ")
+
+
+def test_without_a_judge_the_likeliest_passing_mutant_is_kept_when_asked():
+    """`fixbot fix --choose likeliest`: no judge and no model answer (the search alone); the searches' passing
+    mutants are scored and the likeliest, not the first, is the fix."""
+    from bot.agent.search import SearchOptions
+
+    buggy = BUGGY.replace("return x", "return -x")
+    result, llm = run([], None, likelihoods={"abs(": 0.0}, buggy=buggy, budgets=Budgets(iterations=0),
+                      search=SearchOptions(mutants=400), choose="likeliest")
+    assert llm.calls == [] and len(llm.scored) == 1
+    assert result.final_code == buggy.replace("return -x", "return abs(-x)")
+    assert (result.selection.candidates, result.selection.scored, result.selection.changed) == (3, 3, True)
+    assert result.attempts[-1].node == "score"
+    # the default keeps the first, and scores nothing
+    first, llm = run([], None, likelihoods={"abs(": 0.0}, buggy=buggy, budgets=Budgets(iterations=0),
+                     search=SearchOptions(mutants=400))
+    assert first.final_code == buggy.replace("return -x", "return x") and llm.scored == [] and first.selection is None
+
+
+def test_a_model_that_cannot_score_keeps_the_first_fix():
+    from bot.agent.search import SearchOptions
+
+    buggy = BUGGY.replace("return x", "return -x")
+    result, llm = run([], None, buggy=buggy, budgets=Budgets(iterations=0), search=SearchOptions(mutants=400),
+                      choose="likeliest")
+    assert result.final_code == buggy.replace("return -x", "return x") and result.selection is None
+    assert [a.node for a in result.attempts] == []

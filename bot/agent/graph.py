@@ -42,7 +42,7 @@ from .nodes import (
     spent,
     test,
 )
-from .select import select
+from .select import likeliest, select
 from .state import END, ORIGINAL_SEEN, AgentState, Problem
 from .types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, SearchRound, StopReason
 
@@ -138,8 +138,9 @@ def repair(ctx: AgentContext) -> AgentResult:
             if isinstance(exc, KeyboardInterrupt) else None
         raise RepairInterrupted(str(exc), tuple(out["attempts"]), stop=why) from exc
     final, attempts, selection = out.get("final"), list(out["attempts"]), None
-    if final and ctx.judge is not None:
-        final, drawn, selection = select(final, out, ctx, ctx.judge)
+    if final and (ctx.judge is not None or ctx.options.choose == "likeliest"):
+        final, drawn, selection = select(final, out, ctx, ctx.judge) if ctx.judge is not None \
+            else likeliest(final, out, ctx)
         attempts += drawn
         _report(ctx, {**out, "attempts": attempts}, shown)
     if final:

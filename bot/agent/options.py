@@ -10,6 +10,8 @@ from .types import AgentName, Budgets
 
 Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
+Choice = Literal["first", "likeliest"]
+CHOICES: tuple[Choice, ...] = ("first", "likeliest")
 SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly sensible code
 # fixbot fix / ci ask for this many answers per call (the numbers are reflect's): on HumanEvalFix with the search, 3
 # answers fixed 9 more tasks of 164 (tests protocol) and 4 more (examples) for 1.35-1.6x the time
@@ -30,6 +32,10 @@ class RepairOptions:
     search: SearchOptions | None = None  # mutation search around the original and each failing candidate
     schedule: Schedule = "rising"  # temperature over the iterations
     few_shot: bool = False  # common bug patterns, with fixes, in the system prompt
+    # without a judge (`fixbot fix`), which of several candidates that pass the tests to keep: "first", the one the
+    # run found first (the search's fewest changed lines); "likeliest", the one the model finds likeliest after the
+    # docstring and the `def` line (bot/agent/likelihood.py), where the model can score texts
+    choose: Choice = "first"
 
     @property
     def iterations(self) -> int:

@@ -168,3 +168,20 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
         candidates=len(codes), groups=len(set(signatures)), votes=group_votes,
         changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=len(expectations),
         agreed=agreed[index], scored=len(scores or ()))
+
+
+def likeliest(final: str, state: AgentState, ctx: AgentContext) -> tuple[str, list[Attempt], Selection | None]:
+    """Without a judge: the likeliest of the candidates that passed the tests (the fix, passing answers and
+    samples, the searches' passing mutants), the scoring's attempt, and how it was chosen; the fix as it is when it
+    is the only candidate or the model cannot score texts."""
+    pool = _pool(final, state)
+    codes, votes = list(pool.codes.values()), [pool.votes[h] for h in pool.codes]
+    if len(codes) == 1 or spent(state, ctx) == "time":
+        return final, [], None
+    scores, scored = _scores(state, ctx, codes)
+    if scores is None or scored is None:
+        return final, [], None
+    index, group_votes = choose(ctx.target.source, codes, votes, list(pool.codes), likelihood=scores)
+    return codes[index], [scored], Selection(candidates=len(codes), groups=len(codes), votes=group_votes,
+                                             changed=code_hash(codes[index]) != code_hash(final), drawn=0,
+                                             scored=len(scores))

@@ -8,7 +8,7 @@ import sys
 from dataclasses import replace
 from pathlib import Path
 
-from ..agent.options import FIX_REPAIR
+from ..agent.options import CHOICES, FIX_REPAIR
 from ..agent.types import AGENTS
 from ..errors import UserError
 from ..failures import parse_ci_log
@@ -74,7 +74,8 @@ def cmd_fix(args: argparse.Namespace) -> int:
                          suite_timeout_s=args.suite_timeout, test_timeout_s=args.test_timeout,
                          repair=replace(FIX_REPAIR, agent=args.agent, samples=args.samples,
                                         budgets=replace(FIX_REPAIR.budgets, iterations=args.iterations),
-                                        search=None if args.no_search else FIX_REPAIR.search))
+                                        search=None if args.no_search else FIX_REPAIR.search,
+                                        choose=args.choose))
     out = Path(args.out).expanduser() if args.out else default_out(checkout.root)
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
     if options.log_failures:
@@ -132,6 +133,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     parser.add_argument("--no-search", action="store_true",
                         help="skip the mutation search (one-edit variants of the function, and of each failing model "
                              "candidate, run against the failing tests before and between model calls)")
+    parser.add_argument("--choose", choices=CHOICES, default=FIX_REPAIR.choose,
+                        help="which of several candidates that pass the tests to keep: first (default), the first "
+                             "found (the search's fewest changed lines), or likeliest, the one the model finds "
+                             "likeliest after the function's docstring (llamacpp: models; docs/fix.md)")
     parser.add_argument("--out", metavar="DIR", help="where fix.patch and the reports go "
                                                      "(default ~/.cache/fixbot/fix/REPO-NAME)")
     parser.add_argument("--apply", action="store_true", help="apply the patch to the working tree when fixed")

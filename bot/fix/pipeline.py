@@ -70,6 +70,8 @@ def _progress(ctx: FixRun):
         if isinstance(item, SearchRound):
             ctx.say(f"    search around {item.base}: {item.candidates} mutants, "
                     f"{'found ' + item.edit if item.fixed else 'none passed'} · {item.seconds:.1f} s")
+        elif item.node == "score":
+            ctx.say(f"    {item.feedback} · {item.latency_s:.1f} s")
         else:
             ctx.say(f"    attempt {item.iteration} ({item.node}): {item.outcome} · {item.completion_tokens} tokens · "
                     f"{item.latency_s:.1f} s")
