@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .agent.options import FIX_REPAIR, MAX_SAMPLES, RepairOptions
+from .agent.options import FIX_REPAIR, MAX_SAMPLES, Choice, RepairOptions
 from .agent.types import AgentName
 from .errors import UserError
 from .fix.pipeline import FixOptions
@@ -40,12 +40,13 @@ class Config:
     search: bool = FIX_REPAIR.search is not None  # the mutation search before and between model calls
     agent: AgentName = FIX_REPAIR.agent  # the repair design
     samples: int = FIX_REPAIR.samples  # answers per model call (thought-patch: plans), tested in one batch
+    choose: Choice = FIX_REPAIR.choose  # of several candidates that pass: the first found, or the model's likeliest
     python: str = ""  # the Python the tests run on ("3.9"); empty: from the failing job, .python-version, ...
     setup: tuple[str, ...] = ()  # shell commands that install the test environment, instead of inferring it
 
     def repair(self) -> RepairOptions:
         """The file's repair keys as the agent's options."""
-        return dataclasses.replace(FIX_REPAIR, agent=self.agent, samples=self.samples,
+        return dataclasses.replace(FIX_REPAIR, agent=self.agent, samples=self.samples, choose=self.choose,
                                    budgets=dataclasses.replace(FIX_REPAIR.budgets, iterations=self.iterations),
                                    search=FIX_REPAIR.search if self.search else None)
 
@@ -116,8 +117,8 @@ def load_file(path: Path) -> Config:
 # Action input name -> config key; inputs arrive as strings (INPUT_<NAME> in the environment, hyphens kept)
 INPUTS = {"model": "model", "api-base": "api-base", "test-command": "test-command", "max-iterations": "iterations",
           "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run",
-          "search": "search", "agent": "agent", "samples": "samples", "test-timeout": "test-timeout",
-          "python": "python", "setup": "setup"}
+          "search": "search", "agent": "agent", "samples": "samples", "choose": "choose",
+          "test-timeout": "test-timeout", "python": "python", "setup": "setup"}
 LINES = {"setup"}  # list keys whose input is one item per line (a shell command may hold commas)
 
 

@@ -92,11 +92,19 @@ def test_the_python_and_the_setup_commands(tmp_path):
     assert (config.setup, config.python) == (("pip install 'a>=1,<2'", "pip install -e ."), "3.13")
 
 
+def test_the_choice_among_passing_candidates_is_first_or_likeliest(tmp_path):
+    assert Config().choose == "first"
+    assert load_file(write(tmp_path, "choose: likeliest\n")).repair().choose == "likeliest"
+    assert with_inputs(Config(), {"INPUT_CHOOSE": "likeliest"}).repair().choose == "likeliest"
+    with pytest.raises(BadConfig, match="`choose` must be one of first, likeliest, not 'best'"):
+        load_file(write(tmp_path, "choose: best\n"))
+
+
 def test_the_file_the_fix_command_and_the_pipeline_share_one_default_per_repair_option():
     from bot.agent import FIX_REPAIR
     from bot.cli.main import build_parser
     from bot.fix.pipeline import FixOptions
     assert Config().repair() == FixOptions().repair == FIX_REPAIR
     fix = build_parser().parse_args(["fix", "."])
-    assert (fix.iterations, fix.agent, fix.max_targets, fix.wall) == \
-        (Config().iterations, Config().agent, Config().max_targets, Config().wall_s)
+    assert (fix.iterations, fix.agent, fix.max_targets, fix.wall, fix.choose) == \
+        (Config().iterations, Config().agent, Config().max_targets, Config().wall_s, Config().choose)
