@@ -204,7 +204,7 @@ def test_without_a_judge_the_likeliest_passing_mutant_is_kept_when_asked():
     assert llm.calls == [] and len(llm.scored) == 1
     assert result.final_code == buggy.replace("return -x", "return abs(-x)")
     assert (result.selection.candidates, result.selection.scored, result.selection.changed) == (3, 3, True)
-    assert result.attempts[-1].node == "score"
+    assert result.attempts[-1].node == "score" and result.attempts[-1].feedback.endswith("replaces the first found")
     # the default keeps the first, and scores nothing
     first, llm = run([], None, likelihoods={"abs(": 0.0}, buggy=buggy, budgets=Budgets(iterations=0),
                      search=SearchOptions(mutants=400))

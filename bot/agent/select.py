@@ -182,6 +182,7 @@ def likeliest(final: str, state: AgentState, ctx: AgentContext) -> tuple[str, li
     if scores is None or scored is None:
         return final, [], None
     index, group_votes = choose(ctx.target.source, codes, votes, list(pool.codes), likelihood=scores)
-    return codes[index], [scored], Selection(candidates=len(codes), groups=len(codes), votes=group_votes,
-                                             changed=code_hash(codes[index]) != code_hash(final), drawn=0,
-                                             scored=len(scores))
+    changed = code_hash(codes[index]) != code_hash(final)
+    said = "the likeliest replaces the first found" if changed else "the first found is the likeliest"
+    return codes[index], [replace(scored, feedback=f"{scored.feedback}: {said}")], Selection(
+        candidates=len(codes), groups=len(codes), votes=group_votes, changed=changed, drawn=0, scored=len(scores))
