@@ -9,7 +9,8 @@ asserts from the docstring instead, and the groups are scored by two kinds of ag
 agreement, AlphaCode's clustering): the asserts the group passes (bot/agent/expectations.py) first, then the
 group's votes (an answer the model gives again and again counts each time); between equal groups, and within the
 winner, the fewest changed lines. The tests that judge the result afterwards are never used. On by default under
-`fixbot eval --protocol examples` (`--no-vote` turns it off).
+`fixbot eval --protocol examples` (`--no-vote` turns it off). Without a judge (`fixbot fix --choose likeliest`),
+`likeliest` only scores the candidates that passed and keeps the likeliest; no answers are drawn.
 """
 from __future__ import annotations
 
