@@ -217,7 +217,11 @@ def test_a_variant_that_kills_its_process_fails_alone(one_sandbox):
     options = {"select": IDS[:2], "test_timeout": 2, "timeout": 120}
     fast = run_many(one_sandbox, variants, TestCommand(), **options)
     slow = old_path(one_sandbox, variants, **options)
-    assert_same(fast, slow, forked=[False] + [True] * 5)
+    # The kernel's OOM killer chooses its victim: mostly the child that doubles its list, at times the lead it
+    # forked from (seen once in a full CI run); the lead then runs again alone (bot/fix/testrun.py, run_many), so
+    # the variants forked before the OOM keep the old lead's work dir and those after it run alone.
+    lead_killed = [False, False, True, True, False, False]
+    assert_same(fast, slow, forked=lead_killed if forks(fast) == lead_killed else [False] + [True] * 5)
     _, exited, segfault, stubborn, oom, fixed = fast
     assert exited.exit_code == 3 and exited.failed == set(IDS[:2])
     assert segfault.exit_code != 0 and "Segmentation fault" in segfault.output and not segfault.passed
