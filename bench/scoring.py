@@ -28,7 +28,7 @@ from bot.errors import UserError  # noqa: E402
 from bot.llm import open_llm  # noqa: E402
 from bot.llm.llamacpp_backend import available_cores  # noqa: E402
 from eval.replay import target_of  # noqa: E402
-from eval.tasks import load_tasks, parse_task_list  # noqa: E402
+from eval.tasks import load_tasks, parse_task_list, select  # noqa: E402
 
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "humanevalpack-python.jsonl"
 DEFAULT_TASKS = "4,26,39,64,99,124"
@@ -57,16 +57,10 @@ def main() -> int:
     from common import speed_line
 
     try:
-        wanted = parse_task_list(args.tasks)
+        tasks = select(load_tasks(args.data), parse_task_list(args.tasks))
     except UserError as exc:
         print(f"scoring.py: {exc}", file=sys.stderr)
         return 2
-    by_number = {t.number: t for t in load_tasks(args.data)}
-    missing = [n for n in wanted if n not in by_number]
-    if missing:
-        print(f"scoring.py: no task {missing[0]} in {args.data}", file=sys.stderr)
-        return 2
-    tasks = [by_number[n] for n in wanted]
     llm = open_llm("llamacpp:bundled", n_threads=args.threads)
     records = []
     try:
