@@ -10,10 +10,10 @@ buggy function that pass them (the mutation search with up to --mutants confirme
 hidden tests (here only, to score the scores: fixbot never sees them). Where a pool holds right and wrong
 candidates, the model (the bundled GGUF) scores each, as in Coder-Reviewer
 reranking: the coder score, the log-probability of the function's body given its docstring and `def` line (also
-per token), and the reviewer score, the log-probability of the docstring given the function without it. The
-summary counts the tasks whose pool holds a right candidate, those whose pool holds right and wrong ones, and among
-these, those where the best coder score (whole, per token), the best reviewer score and the fewest changed lines
-pick a right one. A line per task is printed as it ends.
+per token), the reviewer score, the log-probability of the docstring given the function without it, and their sum
+(Coder-Reviewer; whole, and each per token). The summary counts the tasks whose pool holds a right candidate, those
+whose pool holds right and wrong ones, and among these, those where each score's best candidate and the fewest
+changed lines pick a right one. A line per task is printed as it ends.
 """
 from __future__ import annotations
 
@@ -50,6 +50,7 @@ class Scored:
     coder: float | None = None  # log-probability of the body, given the docstring and the `def` line
     coder_per_token: float | None = None
     reviewer: float | None = None  # log-probability of the docstring, given the code
+    reviewer_per_token: float | None = None  # per docstring token (the same count for every candidate of a task)
 
 
 class Scorer:
@@ -62,15 +63,17 @@ class Scorer:
         assert isinstance(llm, LlamaCppLLM)
         self.llm = llm
 
-    def scores(self, code: str, doc: str) -> tuple[float, float, float]:
-        """The coder score (the one fixbot's vote uses: bot/agent/likelihood.py), it per body token, and the
-        reviewer score."""
+    def scores(self, code: str, doc: str) -> tuple[float, float, float, float]:
+        """The coder score (the one fixbot's vote uses: bot/agent/likelihood.py), it per body token, the
+        reviewer score, and it per docstring token."""
         prefix, text = coder_text(code, doc)
         (coder,) = self.llm.logprobs(prefix, [text])
         body = split_docstring(code)[0].strip()
+        said = f"{doc.strip()}\n\"\"\""
         (reviewer,) = self.llm.logprobs(f"```python\n{body}\n```\nA docstring for the function above:\n\"\"\"",
-                                        [f"{doc.strip()}\n\"\"\""])
-        return coder, coder / max(self.llm.count_tokens(text), 1), reviewer
+                                        [said])
+        return (coder, coder / max(self.llm.count_tokens(text), 1), reviewer,
+                reviewer / max(self.llm.count_tokens(said), 1))
 
 
 def pool_of(task: Task, target: Target, row: dict[str, Any], sandbox: Sandbox, mutants: int
@@ -102,10 +105,11 @@ def score_task(task: Task, row: dict[str, Any], sandbox: Sandbox, mutants: int, 
     mixed = len({v.passed for v in verdicts}) == 2  # scores matter only where right and wrong are both there
     scored = []
     for (h, (code, where)), verdict in zip(pool.items(), verdicts):
-        coder, per_token, reviewer = scorer.scores(code, doc) if scorer and mixed else (None, None, None)
+        coder, per_token, reviewer, reviewer_per_token = (
+            scorer.scores(code, doc) if scorer and mixed else (None, None, None, None))
         scored.append(Scored(code_hash=h[:8], source=where, right=verdict.passed,
                              changed=changed_lines(original, code), coder=coder, coder_per_token=per_token,
-                             reviewer=reviewer))
+                             reviewer=reviewer, reviewer_per_token=reviewer_per_token))
     return scored
 
 
@@ -114,7 +118,11 @@ def picks(scored: list[Scored]) -> dict[str, bool]:
     ways: dict[str, Any] = {"fewest changed lines": lambda s: s.changed}
     if scored and scored[0].coder is not None:
         ways |= {"coder": lambda s: -(s.coder or 0.0), "coder per token": lambda s: -(s.coder_per_token or 0.0),
-                 "reviewer": lambda s: -(s.reviewer or 0.0)}
+                 "reviewer": lambda s: -(s.reviewer or 0.0),
+                 # Coder-Reviewer reranking: the product of the two probabilities, whole and per token
+                 "coder-reviewer": lambda s: -((s.coder or 0.0) + (s.reviewer or 0.0)),
+                 "coder-reviewer per token":
+                     lambda s: -((s.coder_per_token or 0.0) + (s.reviewer_per_token or 0.0))}
     return {name: min(scored, key=key).right for name, key in ways.items()} if scored else {}
 
 

@@ -14,11 +14,11 @@ REPO = Path(__file__).resolve().parents[1]
 
 def test_each_chooser_is_right_when_its_best_candidate_is():
     wrong = Scored(code_hash="a", source="mutant", right=False, changed=1, coder=-9.0, coder_per_token=-0.3,
-                   reviewer=-50.0)
+                   reviewer=-38.0, reviewer_per_token=-0.7)
     right = Scored(code_hash="b", source="answer", right=True, changed=2, coder=-5.0, coder_per_token=-0.5,
-                   reviewer=-40.0)
+                   reviewer=-40.0, reviewer_per_token=-0.8)
     assert picks([wrong, right]) == {"fewest changed lines": False, "coder": True, "coder per token": False,
-                                     "reviewer": True}
+                                     "reviewer": False, "coder-reviewer": True, "coder-reviewer per token": False}
     unscored = [Scored(code_hash="a", source="mutant", right=False, changed=1)]
     assert picks(unscored) == {"fewest changed lines": False}
 

@@ -144,7 +144,8 @@ def repair(ctx: AgentContext) -> AgentResult:
         attempts += drawn
         _report(ctx, {**out, "attempts": attempts}, shown)
     if final:
-        final = minimize(ctx.target.source, final, ctx.harness)
+        # with a judge (the examples protocol) the visible tests are weak and may pass on the original too
+        final = minimize(ctx.target.source, final, ctx.harness, weak=ctx.judge is not None)
     stop: StopReason = out.get("stop") or spent(out, ctx) or "iterations"
     return AgentResult(status="fixed" if final else "not_fixed", stop_reason=stop, final_code=final,
                        attempts=tuple(attempts), wall_s=time.monotonic() - started,
