@@ -183,3 +183,33 @@ def test_the_token_budget_counts_what_the_model_processed_not_its_cached_prefix(
     result = repair(ctx)  # each call's prompt is over 1000 tokens, but only its last 5 and the answer are new work
     assert result.status == "fixed" and len(llm.calls) == 3
     assert result.prompt_tokens > 3000  # the record keeps the whole prompts
+
+
+SPAN = '''def span(xs):
+    """The largest item minus the smallest."""
+    low = max(xs)
+    high = max(xs)
+    return high - low
+'''
+SPAN_FIXED = "```python\ndef span(xs):\n    low = min(xs)\n    high = max(xs)\n    return (high - low)\n```"
+
+
+class WeakHarness(InProcessHarness):
+    """One assert that the buggy `span` passes too: it cannot say which of a fix's hunks is needed."""
+
+    def check(self, function_source: str) -> TestOutcome:
+        scope: dict = {}
+        exec(function_source, scope)
+        return TestOutcome(scope["span"]([1, 1]) == 0, "")
+
+
+@pytest.mark.parametrize("original_passes", [False, True])
+def test_a_fix_is_minimized_unless_the_tests_pass_on_the_original(original_passes):
+    ctx = AgentContext(llm=ScriptedLLM([SPAN_FIXED]), harness=WeakHarness(), target=Target("span", SPAN),
+                       briefing=Briefing("the tests pass", tests="assert span([1, 1]) == 0"),
+                       original_passes=original_passes)
+    result = repair(ctx)
+    assert result.status == "fixed"
+    # minimized against tests the original passes, the fix's own change goes back first and the bug stays
+    assert ("low = min(xs)" in result.final_code) == original_passes
+    assert result.changed_lines == (2 if original_passes else 1)

@@ -55,14 +55,3 @@ def test_a_fix_that_needs_every_hunk_is_kept():
     harness = ExecHarness([(90, "A"), (10, "F")])
     assert minimize(ORIGINAL, fixed, harness) == fixed
 
-
-def test_weak_tests_that_pass_on_the_original_leave_the_fix_whole():
-    harness = ExecHarness([(85, "B"), (10, "C")])  # the original passes these: they cannot say what a fix needs
-    assert minimize(ORIGINAL, REWRITTEN, harness, weak=True) == REWRITTEN
-    assert harness.batches == [4]  # the three hunks put back one at a time, and the original, in one batch
-    assert minimize(ORIGINAL, REWRITTEN, harness) != REWRITTEN  # not weak: the tests are taken at their word
-
-
-def test_weak_tests_that_fail_on_the_original_minimize_as_usual():
-    harness = ExecHarness([(90, "A"), (85, "B"), (10, "C")])
-    assert minimize(ORIGINAL, REWRITTEN, harness, weak=True) == minimize(ORIGINAL, REWRITTEN, harness)

@@ -143,9 +143,8 @@ def repair(ctx: AgentContext) -> AgentResult:
             else likeliest(final, out, ctx)
         attempts += drawn
         _report(ctx, {**out, "attempts": attempts}, shown)
-    if final:
-        # with a judge (the examples protocol) the visible tests are weak and may pass on the original too
-        final = minimize(ctx.target.source, final, ctx.harness, weak=ctx.judge is not None)
+    if final and not ctx.original_passes:
+        final = minimize(ctx.target.source, final, ctx.harness)
     stop: StopReason = out.get("stop") or spent(out, ctx) or "iterations"
     return AgentResult(status="fixed" if final else "not_fixed", stop_reason=stop, final_code=final,
                        attempts=tuple(attempts), wall_s=time.monotonic() - started,

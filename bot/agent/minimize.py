@@ -3,8 +3,7 @@
 A small model often rewrites more than the bug (`if` chains turned into `elif`, a `return` moved under `else`).
 Each differing hunk between the original and the passing fix is put back to the original, one at a time; all
 such variants run as one sandbox batch, and the first that still passes is kept. Repeated until no single hunk
-can go back (or the round limit): the diff then shows only the lines the tests need changed. Tests the original
-passes too cannot say what a fix needs: then nothing is put back (see `minimize`)."""
+can go back (or the round limit): the diff then shows only the lines the tests need changed."""
 from __future__ import annotations
 
 import ast
@@ -35,22 +34,14 @@ def _reverts(original: str, fixed: str) -> list[str]:
     return variants
 
 
-def minimize(original: str, fixed: str, harness: Harness, *, weak: bool = False, rounds: int = MAX_ROUNDS) -> str:
-    """The smallest variant of `fixed` found by putting hunks back that still passes (`fixed` itself if none).
-
-    `weak`: the tests may pass on the original too (a docstring's examples; a repository's failing tests fail on it
-    by definition). Such tests cannot tell what a fix needs, so the original is checked with the first round's
-    variants and, if it passes, nothing is put back: the fix's own change would go first."""
+def minimize(original: str, fixed: str, harness: Harness, *, rounds: int = MAX_ROUNDS) -> str:
+    """The smallest variant of `fixed` found by putting hunks back that still passes (`fixed` itself if none)."""
     best = fixed
-    for round_ in range(rounds):
-        variants = [v for v in _reverts(original, best) if v != original]
+    for _ in range(rounds):
+        variants = [v for v in _reverts(original, best) if v != original]  # the original is known to fail
         if not variants:
             return best
-        doubt = weak and round_ == 0
-        outcomes = harness.check_many(variants + [original] if doubt else variants)
-        if doubt and outcomes.pop().passed:
-            return best
-        passing = [v for v, outcome in zip(variants, outcomes) if outcome.passed]
+        passing = [v for v, outcome in zip(variants, harness.check_many(variants)) if outcome.passed]
         if not passing:
             return best
         best = min(passing, key=lambda v: len(_hunks(original.splitlines(True), v.splitlines(True))))
