@@ -56,8 +56,8 @@ def run_task(task: Task, llm: LLM, sandbox: Sandbox, config: ReplayConfig) -> Ta
     options = config.repair if searching else replace(config.repair, search=None)
     judge = behaviour_judge(sandbox, task.buggy_module, task.entry_point, shown) if config.vote else None
     ctx = AgentContext(llm=llm, harness=visible, target=target, briefing=briefing, options=options, seed=config.seed,
-                       screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown) if searching
-                       else None, judge=judge, original_passes=before.passed)
+                       screen=humaneval_screen(sandbox, task.buggy_module, task.entry_point, shown), judge=judge,
+                       original_passes=before.passed)
     result = repair(ctx)
     passed = result.status == "fixed"
     if result.final_code is not None and config.protocol != "tests":

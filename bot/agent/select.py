@@ -25,6 +25,7 @@ from .code import changed_lines, code_hash, extract_function
 from .context import AgentContext
 from .expectations import Expectation, agrees, parse_asserts
 from .likelihood import coder_scores
+from .neighbours import likely_neighbours
 from .nodes import answered, ask_many, attempt, checked, spent, unusable
 from .state import ORIGINAL_SEEN, AgentState
 from .types import Attempt, Judge, Selection
@@ -141,16 +142,34 @@ def _scores(state: AgentState, ctx: AgentContext, codes: list[str]) -> tuple[lis
                            completion_tokens=0, latency_s=took, temperature=0.0, prompt_eval_s=took)
 
 
+def _neighbours(state: AgentState, ctx: AgentContext) -> tuple[list[str], Attempt | None]:
+    """Where the visible tests pass on the original: its likely one-edit neighbours (bot/agent/neighbours.py), and
+    the attempt that records the time the model spent scoring them."""
+    found = likely_neighbours(ctx.target.source, ctx.target.name, ctx.llm, ctx.harness, ctx.screen)
+    if found is None:
+        return [], None
+    return found.codes, Attempt(iteration=state["iteration"], node="score", code=None, outcome="scored",
+                                feedback=f"{found.scored} of {found.tried} neighbour(s) of the original pass the "
+                                         f"visible tests; {len(found.codes)} far likelier than it",
+                                prompt_tokens=0, completion_tokens=0, latency_s=found.scoring_s, temperature=0.0,
+                                prompt_eval_s=found.scoring_s)
+
+
 def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tuple[str, list[Attempt], Selection]:
     """The fix to keep among those that passed, the attempts the vote cost, and how it was chosen."""
     pool = _pool(final, state)
     # no model (the search alone) or no time left: the vote is among the candidates there are
     asking = ctx.options.iterations > 0 and spent(state, ctx) != "time"
     drawn = _draw(state, ctx, pool) if asking else []
+    near, searched = _neighbours(state, ctx) if asking and ctx.original_passes else ([], None)
+    for code in near:
+        if code not in pool:
+            pool.vote(code)
     codes, votes = list(pool.codes.values()), [pool.votes[h] for h in pool.codes]
     if len(codes) == 1:
-        return codes[0], drawn, Selection(candidates=1, groups=1, votes=votes[0],
-                                          changed=code_hash(codes[0]) != code_hash(final), drawn=len(drawn))
+        return codes[0], drawn + ([searched] if searched else []), Selection(
+            candidates=1, groups=1, votes=votes[0], changed=code_hash(codes[0]) != code_hash(final), drawn=len(drawn),
+            neighbours=len(near))
     outputs = judge.outputs(codes)
     scores, scored = _scores(state, ctx, codes) if asking else (None, None)
     # without scores, the model's asserts only where the candidates behave differently (one group has nothing to
@@ -164,11 +183,11 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
     agreed = [sum(agrees(o, e.expected) for o, e in zip(out, expectations)) for out in on_asserts]
     signatures = [json.dumps(out + extra) for out, extra in zip(outputs, on_asserts)]
     index, group_votes = choose(ctx.target.source, codes, votes, signatures, agreed, scores or ())
-    cost = [a for a in (written, scored) if a is not None]
+    cost = [a for a in (searched, written, scored) if a is not None]
     return codes[index], drawn + cost, Selection(
         candidates=len(codes), groups=len(set(signatures)), votes=group_votes,
         changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=len(expectations),
-        agreed=agreed[index], scored=len(scores or ()))
+        agreed=agreed[index], scored=len(scores or ()), neighbours=len(near))
 
 
 def likeliest(final: str, state: AgentState, ctx: AgentContext) -> tuple[str, list[Attempt], Selection | None]:

@@ -87,6 +87,7 @@ class Selection:
     asserts: int = 0  # asserts the model wrote from the docstring (bot/agent/expectations.py)
     agreed: int = 0  # of them, those the chosen group passes
     scored: int = 0  # candidates the model scored by likelihood (bot/agent/likelihood.py): the likeliest is chosen
+    neighbours: int = 0  # one-edit mutants of an original the visible tests pass, among them (bot/agent/neighbours.py)
 
 
 @dataclass(frozen=True, kw_only=True)
