@@ -19,7 +19,7 @@ from .search import Screen
 from .types import Harness
 
 MARGIN = 3.0  # nats: about twenty times likelier than the original
-MAX_SCORED = 128  # survivors of the visible tests scored at most; scoring is most of the cost
+MAX_SCORED = 64  # survivors of the visible tests scored at most, in the mutation order; scoring is most of the cost
 LEFT_OUT = frozenset({"delete"})  # mutation families whose edits shorten the text by whole statements
 
 
