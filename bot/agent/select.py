@@ -136,10 +136,13 @@ def _scores(state: AgentState, ctx: AgentContext, codes: list[str]) -> tuple[lis
     scores = coder_scores(ctx.llm, ctx.target.source, codes)
     if scores is None:
         return None, None
-    took = time.monotonic() - started
-    return scores, Attempt(iteration=state["iteration"], node="score", code=None, outcome="scored",
-                           feedback=f"{len(codes)} candidate(s) scored by likelihood", prompt_tokens=0,
-                           completion_tokens=0, latency_s=took, temperature=0.0, prompt_eval_s=took)
+    return scores, _scored(state, f"{len(codes)} candidate(s) scored by likelihood", time.monotonic() - started)
+
+
+def _scored(state: AgentState, feedback: str, seconds: float) -> Attempt:
+    """The attempt that records the model's time reading candidates (the backend gives scores, not token counts)."""
+    return Attempt(iteration=state["iteration"], node="score", code=None, outcome="scored", feedback=feedback,
+                   prompt_tokens=0, completion_tokens=0, latency_s=seconds, temperature=0.0, prompt_eval_s=seconds)
 
 
 def _neighbours(state: AgentState, ctx: AgentContext) -> tuple[list[str], Attempt | None]:
@@ -148,11 +151,9 @@ def _neighbours(state: AgentState, ctx: AgentContext) -> tuple[list[str], Attemp
     found = likely_neighbours(ctx.target.source, ctx.target.name, ctx.llm, ctx.harness, ctx.screen)
     if found is None:
         return [], None
-    return found.codes, Attempt(iteration=state["iteration"], node="score", code=None, outcome="scored",
-                                feedback=f"{found.scored} of {found.tried} neighbour(s) of the original pass the "
-                                         f"visible tests; {len(found.codes)} far likelier than it",
-                                prompt_tokens=0, completion_tokens=0, latency_s=found.scoring_s, temperature=0.0,
-                                prompt_eval_s=found.scoring_s)
+    said = f"{found.scored} of {found.tried} neighbour(s) of the original pass the visible tests; " \
+           f"{len(found.codes)} far likelier than it"
+    return found.codes, _scored(state, said, found.scoring_s)
 
 
 def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tuple[str, list[Attempt], Selection]:
@@ -161,13 +162,13 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
     # no model (the search alone) or no time left: the vote is among the candidates there are
     asking = ctx.options.iterations > 0 and spent(state, ctx) != "time"
     drawn = _draw(state, ctx, pool) if asking else []
-    near, searched = _neighbours(state, ctx) if asking and ctx.original_passes else ([], None)
+    near, near_cost = _neighbours(state, ctx) if asking and ctx.original_passes else ([], None)
     for code in near:
         if code not in pool:
             pool.vote(code)
     codes, votes = list(pool.codes.values()), [pool.votes[h] for h in pool.codes]
     if len(codes) == 1:
-        return codes[0], drawn + ([searched] if searched else []), Selection(
+        return codes[0], drawn + ([near_cost] if near_cost else []), Selection(
             candidates=1, groups=1, votes=votes[0], changed=code_hash(codes[0]) != code_hash(final), drawn=len(drawn),
             neighbours=len(near))
     outputs = judge.outputs(codes)
@@ -183,7 +184,7 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
     agreed = [sum(agrees(o, e.expected) for o, e in zip(out, expectations)) for out in on_asserts]
     signatures = [json.dumps(out + extra) for out, extra in zip(outputs, on_asserts)]
     index, group_votes = choose(ctx.target.source, codes, votes, signatures, agreed, scores or ())
-    cost = [a for a in (searched, written, scored) if a is not None]
+    cost = [a for a in (near_cost, written, scored) if a is not None]
     return codes[index], drawn + cost, Selection(
         candidates=len(codes), groups=len(set(signatures)), votes=group_votes,
         changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=len(expectations),
