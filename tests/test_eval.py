@@ -224,6 +224,22 @@ def test_cli_search_alone_fixes_one_edit_bugs_without_loading_a_model(data, tmp_
     assert "search:" in result.stdout
 
 
+def test_cli_under_the_vote_every_mutant_that_passes_the_examples_is_a_candidate(data, tmp_path, sandbox_image):
+    """Python/124's examples pass 12 one-edit mutants, the right ones last by changed lines and rank: the vote
+    confirms them all, where the first fix found (--no-vote) confirms the first six."""
+    runs = {}
+    for vote in ("--vote", "--no-vote"):
+        out = tmp_path / vote
+        result = run_fixbot("eval", "--data", str(data), "--tasks", "124", "--protocol", "examples", "--search",
+                            "--iterations", "0", vote, "--out", str(out))
+        assert result.returncode == 0, result.stderr
+        runs[vote] = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()][0]
+    voted, first = runs["--vote"], runs["--no-vote"]
+    assert (voted["searches"][0]["survivors"], voted["searches"][0]["confirmed"]) == (12, 12)
+    assert voted["selection"]["candidates"] == 12
+    assert (first["searches"][0]["survivors"], first["searches"][0]["confirmed"]) == (12, 6)
+
+
 def test_cli_a_task_the_wall_budget_stops_is_counted_and_the_budget_must_match_to_resume(data, tmp_path,
                                                                                         sandbox_image):
     """On a slow machine the wall-time budget, not the iterations, can end a task: the summary says how many."""

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from eval.tasks import Task
 
 EVAL_REPAIR = RepairOptions()  # what eval measures unless asked: the agent's plain form
+VOTE_CONFIRM = 16  # the search's survivors confirmed (and so candidates) under the vote; the likeliest chooses
 
 
 def _tasks(args: argparse.Namespace) -> list[Task]:
@@ -68,9 +69,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.vote and args.protocol != "examples":
         raise UserError("--vote chooses among fixes that pass weak tests: use it with --protocol examples")
     vote = args.protocol == "examples" if args.vote is None else args.vote
-    # two docstring examples rarely pin a bug down: there, several passing mutants go to the model as hints
-    search = SearchOptions(mutants=args.search_mutants, ambiguous="ask" if args.protocol == "examples" else "accept") \
-        if args.search else None
+    # two docstring examples rarely pin a bug down: there, several passing mutants go to the model as hints, and
+    # under the vote every mutant that passes them is a candidate, not only the few with the fewest changed lines
+    search = SearchOptions(mutants=args.search_mutants, ambiguous="ask" if args.protocol == "examples" else "accept",
+                           confirm=VOTE_CONFIRM if vote else SearchOptions.confirm) if args.search else None
     run = {"model": args.model if args.iterations else "none", "protocol": args.protocol, "iterations": args.iterations,
            "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
            "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot,
