@@ -158,7 +158,7 @@ def test_humanevalfix_canonical_fixes_among_the_one_edit_mutants(tasks):
         buggy = function_source(t["prompt"] + t["buggy_solution"], t["entry_point"])
         canonical = code_hash(function_source(t["prompt"] + t["canonical_solution"], t["entry_point"]))
         covered += canonical in {code_hash(m.source) for m in mutants(buggy, t["entry_point"])}
-    assert covered >= 82, covered
+    assert covered >= 86, covered
 
 
 TABLE = '''_CONVERT = {
@@ -229,3 +229,43 @@ def test_a_dropped_operand_takes_its_parentheses_when_the_kept_one_needs_none(bo
     sources = [m.source for m in mutants("def f(xs, n, g):\n" + body, "f") if m.operator == "drop-operand"]
     assert "def f(xs, n, g):\n" + dropped in sources, sources
     assert not any(not_written in source for source in sources), sources
+
+
+def test_a_middle_operand_goes_with_one_of_its_operators_but_never_half_a_bracket():
+    sources = {m.source for m in mutants("def f(xs):\n    return (-1) ** 2 * len(xs)\n", "f")}
+    assert "def f(xs):\n    return (-1) ** len(xs)\n" in sources  # an excess `2 *`
+    assert "def f(xs):\n    return (-1) * len(xs)\n" in sources
+    scaled = "def f(x, lo, hi):\n    return (x - lo) / (hi - lo)\n"
+    assert not any("(x - hi - lo)" in m.source or "(x - lo - lo)" in m.source for m in mutants(scaled, "f"))
+
+
+@pytest.mark.parametrize("call,reversed_", [
+    ("sorted(xs)", "sorted(xs, reverse=True)"),
+    ("sorted(xs, key=len)", "sorted(xs, key=len, reverse=True)"),
+    ("xs.sort()", "xs.sort(reverse=True)"),
+])
+def test_a_sort_is_reversed(call, reversed_):
+    found = {m.source: m.operator for m in mutants(f"def f(xs):\n    return {call}\n", "f")}
+    assert found[f"def f(xs):\n    return {reversed_}\n"] == "call"
+
+
+def test_a_sort_already_reversed_gets_no_second_reverse():
+    assert not any(m.source.count("reverse=") > 1
+                   for m in mutants("def f(xs):\n    return sorted(xs, reverse=True)\n", "f"))
+
+
+def test_a_predicate_answering_the_wrong_way_round_has_every_bool_negated_at_once():
+    body = "def f(xs, t):\n    for x in xs:\n        if x >= t:\n            return True\n    return False\n"
+    found = {m.source: m for m in mutants(body, "f")}
+    both = body.replace("True", "@").replace("False", "True").replace("@", "False")
+    assert found[both].operator == "constant"
+    assert changed_lines(body, both) == 2
+    alike = "def f(a, b):\n    if a:\n        return True\n    return b or True\n"  # nothing the wrong way round
+    assert not any(m.source.count("False") == 2 for m in mutants(alike, "f"))
+
+
+def test_a_one_argument_call_takes_the_argument_of_another_call_to_the_same_function():
+    body = 'def f(ch):\n    return chr((ord(ch) - ord("a") + 5) % 26 + ord(ch))\n'
+    found = {m.source: m.operator for m in mutants(body, "f")}
+    assert found['def f(ch):\n    return chr((ord(ch) - ord("a") + 5) % 26 + ord("a"))\n'] == "variable"
+    assert found['def f(ch):\n    return chr((ord(ch) - ord(ch) + 5) % 26 + ord(ch))\n'] == "variable"

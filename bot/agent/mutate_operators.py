@@ -178,6 +178,28 @@ def _kept(s: Scope, start: int, end: int, operand: ast.AST) -> Edit:
     return start, end, paren(kept)
 
 
+def _balanced(text: str) -> bool:
+    """Every bracket of `text` closed inside it, none closing one opened before it."""
+    depth = 0
+    for char in text:
+        depth += (char in "([{") - (char in ")]}")
+        if depth < 0:
+            return False
+    return depth == 0
+
+
+def _middle(s: Scope, n: ast.BinOp) -> Edits:
+    """In a chain `a ** 2 * c`, the middle operand with one of its operators: `a ** c` and `a * c`
+    (`(-1) ** 2 * len(xs)`, an excess `2 *`); never across a bracket, which would take half of it."""
+    for inner, first in ((n.left, True), (n.right, False)):
+        if isinstance(inner, ast.BinOp):
+            middle = inner.right if first else inner.left
+            start = s.text.span(middle)[0] if first else s.text.span(n.left)[1]
+            end = s.text.span(n.right)[0] if first else s.text.span(middle)[1]
+            if _balanced(s.text.source[start:end]):
+                yield "drop-operand", (start, end, "")
+
+
 def drop_operand(s: Scope) -> Edits:
     """Dropped operands: the excess-logic bugs."""
     for n in s.nodes:
@@ -185,6 +207,7 @@ def drop_operand(s: Scope) -> Edits:
             start, end = s.text.span(n)
             yield "drop-operand", _kept(s, start, end, n.left)
             yield "drop-operand", _kept(s, start, end, n.right)
+            yield from _middle(s, n)
         elif isinstance(n, ast.BoolOp):
             start, end = s.text.span(n)
             for i in range(len(n.values)):
@@ -195,7 +218,23 @@ def drop_operand(s: Scope) -> Edits:
             yield "drop-operand", (*s.text.span(n), paren(s.segment(n.operand)))
 
 
+def _negated_at_once(s: Scope) -> Edits:
+    """Every bool of the function negated, where it has both: `return True` inside a loop and `return False`
+    after it, a predicate that answers the wrong way round. One span, the text between the bools kept."""
+    flags = sorted((s.text.span(n), n.value) for n in s.nodes
+                   if isinstance(n, ast.Constant) and isinstance(n.value, bool))
+    if len({flag for _, flag in flags}) == 2:
+        first, last = flags[0][0][0], flags[-1][0][1]
+        cut, parts = first, []
+        for (start, end), flag in flags:
+            parts += [s.text.source[cut:start], str(not flag)]
+            cut = end
+        yield "constant", (first, last, "".join(parts))
+
+
 def constant(s: Scope) -> Edits:
+    """Numbers +-1 (or 0, 1), a bool negated, and every bool at once (`_negated_at_once`)."""
+    yield from _negated_at_once(s)
     for n in s.nodes:
         if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):  # bool is an int
             start, end = s.text.span(n)
@@ -226,7 +265,8 @@ def guard(s: Scope) -> Edits:
 
 
 def call(s: Scope) -> Edits:
-    """Calls from the same family (min/max, any/all, ...), and a wrapper call dropped."""
+    """Calls from the same family (min/max, any/all, ...), a sort reversed (`reverse=True` added), and a wrapper
+    call dropped."""
     for n in s.nodes:
         if isinstance(n, ast.Call):
             name_node = n.func
@@ -238,6 +278,9 @@ def call(s: Scope) -> Edits:
                     start = end - len(name)
                 for other in SWAP_CALL[name]:
                     yield "call", (start, end, other)
+            if name in ("sorted", "sort") and not any(k.arg == "reverse" for k in n.keywords):
+                end = s.text.span(n)[1] - 1  # the closing parenthesis
+                yield "call", (end, end, ", reverse=True" if n.args or n.keywords else "reverse=True")
             if isinstance(name_node, ast.Name) and name in WRAPPERS and len(n.args) == 1 and not n.keywords:
                 yield "unwrap", (*s.text.span(n), paren(s.segment(n.args[0])))
 
@@ -275,12 +318,23 @@ def negate_or_insert(s: Scope) -> Edits:
 
 
 def variable(s: Scope) -> Edits:
-    """Another variable of the same scope."""
+    """Another variable of the same scope; and the argument of a one-argument call replaced by the argument of
+    another call to the same function (`ord(ch)` where `ord("a")` belongs, beside it)."""
     for n in s.nodes:
         if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in s.variables:
             for other in s.variables:
                 if other != n.id:
                     yield "variable", (*s.text.span(n), other)
+    calls: dict[str, list[ast.Call]] = {}
+    for n in s.nodes:
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and len(n.args) == 1 and not n.keywords:
+            calls.setdefault(n.func.id, []).append(n)
+    for same in calls.values():
+        texts = list(dict.fromkeys(s.segment(c.args[0]) for c in same))
+        for c in same:
+            for other in texts:
+                if other != s.segment(c.args[0]):
+                    yield "variable", (*s.text.span(c.args[0]), other)
 
 
 def swap(s: Scope) -> Edits:
