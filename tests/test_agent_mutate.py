@@ -258,7 +258,7 @@ def test_a_predicate_answering_the_wrong_way_round_has_every_bool_negated_at_onc
     body = "def f(xs, t):\n    for x in xs:\n        if x >= t:\n            return True\n    return False\n"
     found = {m.source: m for m in mutants(body, "f")}
     both = body.replace("True", "@").replace("False", "True").replace("@", "False")
-    assert found[both].operator == "constant"
+    assert found[both].operator == "negate-all"
     assert changed_lines(body, both) == 2
     alike = "def f(a, b):\n    if a:\n        return True\n    return b or True\n"  # nothing the wrong way round
     assert not any(m.source.count("False") == 2 for m in mutants(alike, "f"))

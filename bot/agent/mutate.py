@@ -7,12 +7,12 @@ shows it (`if x is None: continue`, or a comprehension's `if x is not None`), a 
 raising a builtin exception wrapped in try/except, and parameters decoded from bytes when the failure shows bytes
 given; then the families of bot/agent/mutate_operators.py in the order of its `OPERATORS`:
 a name that a lambda returns instead of calling it; comparison, arithmetic and boolean operator swaps; dropped
-operands (also the middle one of a chain, `(-1) ** 2 * n` -> `(-1) ** n`); constants +-1, and every bool negated at
-once; edits of regular expressions (bot/agent/mutate_regex.py); missing None checks (bot/agent/mutate_guards.py);
-swapped calls from small families (min/max, any/all, ...), a sort reversed; +-1 on range/slice/index bounds;
-removed or inserted `not`/`-`/`abs`; another variable of the same scope, or another call's argument; swapped
-arguments; edits of string literals (bot/agent/mutate_strings.py); a deleted statement. `rank` puts the lines the
-failure names first and caps the list. An assignment target (a table of lambdas, a constant) gets the same edits
+operands; constants +-1, then every bool negated at once; edits of regular expressions (bot/agent/mutate_regex.py);
+missing None checks (bot/agent/mutate_guards.py); swapped calls from small families (min/max, any/all, ...), a
+sort reversed; +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`; another variable of the same
+scope, or another call's argument; swapped arguments; the middle operand of a chain dropped (`(-1) ** 2 * n` ->
+`(-1) ** n`); edits of string literals (bot/agent/mutate_strings.py); a deleted statement. `rank` puts the lines
+the failure names first and caps the list. An assignment target (a table of lambdas, a constant) gets the same edits
 of its value, except deleting the statement: that would drop the name it defines. A target of several functions
 gets the edits of each function, one at a time.
 """

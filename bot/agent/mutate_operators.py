@@ -188,16 +188,20 @@ def _balanced(text: str) -> bool:
     return depth == 0
 
 
-def _middle(s: Scope, n: ast.BinOp) -> Edits:
+def drop_middle(s: Scope) -> Edits:
     """In a chain `a ** 2 * c`, the middle operand with one of its operators: `a ** c` and `a * c`
-    (`(-1) ** 2 * len(xs)`, an excess `2 *`); never across a bracket, which would take half of it."""
-    for inner, first in ((n.left, True), (n.right, False)):
-        if isinstance(inner, ast.BinOp):
-            middle = inner.right if first else inner.left
-            start = s.text.span(middle)[0] if first else s.text.span(n.left)[1]
-            end = s.text.span(n.right)[0] if first else s.text.span(middle)[1]
-            if _balanced(s.text.source[start:end]):
-                yield "drop-operand", (start, end, "")
+    (`(-1) ** 2 * len(xs)`, an excess `2 *`); never across a bracket, which would take half of it. Rarer than a
+    dropped operand and more numerous, so tried late."""
+    for n in s.nodes:
+        if not isinstance(n, ast.BinOp):
+            continue
+        for inner, first in ((n.left, True), (n.right, False)):
+            if isinstance(inner, ast.BinOp):
+                middle = inner.right if first else inner.left
+                start = s.text.span(middle)[0] if first else s.text.span(n.left)[1]
+                end = s.text.span(n.right)[0] if first else s.text.span(middle)[1]
+                if _balanced(s.text.source[start:end]):
+                    yield "drop-middle", (start, end, "")
 
 
 def drop_operand(s: Scope) -> Edits:
@@ -207,7 +211,6 @@ def drop_operand(s: Scope) -> Edits:
             start, end = s.text.span(n)
             yield "drop-operand", _kept(s, start, end, n.left)
             yield "drop-operand", _kept(s, start, end, n.right)
-            yield from _middle(s, n)
         elif isinstance(n, ast.BoolOp):
             start, end = s.text.span(n)
             for i in range(len(n.values)):
@@ -229,12 +232,11 @@ def _negated_at_once(s: Scope) -> Edits:
         for (start, end), flag in flags:
             parts += [s.text.source[cut:start], str(not flag)]
             cut = end
-        yield "constant", (first, last, "".join(parts))
+        yield "negate-all", (first, last, "".join(parts))
 
 
 def constant(s: Scope) -> Edits:
-    """Numbers +-1 (or 0, 1), a bool negated, and every bool at once (`_negated_at_once`)."""
-    yield from _negated_at_once(s)
+    """Numbers +-1 (or 0, 1), a bool negated, and then every bool at once (`_negated_at_once`)."""
     for n in s.nodes:
         if isinstance(n, ast.Constant) and isinstance(n.value, (int, float)):  # bool is an int
             start, end = s.text.span(n)
@@ -248,6 +250,7 @@ def constant(s: Scope) -> Edits:
             else:
                 yield "constant", (start, end, repr(value + 1))
                 yield "constant", (start, end, repr(value - 1))
+    yield from _negated_at_once(s)
 
 
 def regex(s: Scope) -> Edits:
@@ -385,7 +388,7 @@ def delete(s: Scope) -> Edits:
 # the order edits are tried in: the rare and cheap first, the many (another variable, a deleted statement) last
 OPERATORS: tuple[Callable[[Scope], Edits], ...] = (
     uncalled, loop, compare, arithmetic, boolean, drop_operand, constant, regex, guard, call, bound, negate_or_insert,
-    variable, swap, string, delete)
+    variable, swap, drop_middle, string, delete)
 
 
 def scope_edits(text: Text, func: Function | ast.Module) -> Edits:
