@@ -158,7 +158,7 @@ def test_humanevalfix_canonical_fixes_among_the_one_edit_mutants(tasks):
         buggy = function_source(t["prompt"] + t["buggy_solution"], t["entry_point"])
         canonical = code_hash(function_source(t["prompt"] + t["canonical_solution"], t["entry_point"]))
         covered += canonical in {code_hash(m.source) for m in mutants(buggy, t["entry_point"])}
-    assert covered >= 86, covered
+    assert covered >= 87, covered
 
 
 TABLE = '''_CONVERT = {
