@@ -1,11 +1,13 @@
 """What candidates return on more inputs than the visible tests hold: the evidence by which bot/agent/select.py
 groups the candidates that pass (and, on the inputs of the model's asserts, scores them). The inputs are the
-visible tests' own calls and those calls with one argument varied at a time, within its type (numbers moved by
-one, zeroed and negated; strings and lists emptied, shortened, reversed, extended), so that they stay inputs the
-function is meant for. Never the hidden tests."""
+visible tests' own calls, those calls with two arguments of one type swapped (a function meant to treat its
+arguments alike, such as a triangle's three sides, often does so only in the order its examples give them), and with
+one argument varied at a time, within its type (numbers moved by one, zeroed and negated; strings and lists emptied,
+shortened, reversed, extended), so that they stay inputs the function is meant for. Never the hidden tests."""
 from __future__ import annotations
 
 import ast
+import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -49,11 +51,20 @@ def _variants(value: Any) -> list[Any]:
     return []
 
 
+def _swapped(args: tuple[Any, ...]) -> list[tuple[Any, ...]]:
+    """`args` with each pair of arguments of the same type exchanged: (3, 4, 5) -> (4, 3, 5), (5, 4, 3), (3, 5, 4)."""
+    found = []
+    for i, j in itertools.combinations(range(len(args)), 2):
+        if type(args[i]) is type(args[j]) and args[i] != args[j]:
+            found.append(tuple(args[j] if k == i else args[i] if k == j else a for k, a in enumerate(args)))
+    return found
+
+
 def probe_inputs(calls: Sequence[tuple[Any, ...]], limit: int = MAX_INPUTS) -> list[tuple[Any, ...]]:
-    """The calls themselves, then each call with one argument varied, taken in turn across the calls so that a
-    long test does not crowd the others out; distinct, at most `limit`."""
-    per_call = [[tuple(args[:i]) + (v,) + tuple(args[i + 1:]) for i, a in enumerate(args) for v in _variants(a)]
-                for args in calls]
+    """The calls themselves, then each call with two arguments swapped or one argument varied, taken in turn
+    across the calls so that a long test does not crowd the others out; distinct, at most `limit`."""
+    per_call = [_swapped(args) + [tuple(args[:i]) + (v,) + tuple(args[i + 1:])
+                                  for i, a in enumerate(args) for v in _variants(a)] for args in calls]
     ordered = list(calls) + [v for round_ in _rounds(per_call) for v in round_]
     seen: dict[str, tuple[Any, ...]] = {}
     for args in ordered:

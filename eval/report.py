@@ -85,7 +85,9 @@ def _selection_summary(results: Sequence[TaskResult]) -> dict[str, Any]:
                                                                      if r.selection),
             "selection_changed": len(changed), "selection_changed_passed": sum(r.passed for r in changed),
             "selection_with_asserts": sum(bool(r.selection and r.selection.get("asserts")) for r in chosen),
-            "selection_scored": sum(bool(r.selection and r.selection.get("scored")) for r in chosen)}
+            "selection_scored": sum(bool(r.selection and r.selection.get("scored")) for r in chosen),
+            "selection_with_references": sum(bool(r.selection and r.selection.get("expected")) for r in chosen),
+            "selection_rewritten": sum(bool(r.selection and r.selection.get("rewritten")) for r in chosen)}
 
 
 def table(summary: dict[str, Any]) -> str:
@@ -114,7 +116,9 @@ def table(summary: dict[str, Any]) -> str:
                     f"candidates; {summary['selection_changed']} not the first found "
                     f"({summary['selection_changed_passed']} of them pass the hidden tests); the model's asserts "
                     f"weighed in {summary.get('selection_with_asserts', 0)}, its likelihood chose in "
-                    f"{summary.get('selection_scored', 0)}")
+                    f"{summary.get('selection_scored', 0)}; references from the docstring agreed on inputs in "
+                    f"{summary.get('selection_with_references', 0)} (a reference chosen in "
+                    f"{summary.get('selection_rewritten', 0)})")
     return "\n".join(rows)
 
 

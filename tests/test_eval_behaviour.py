@@ -35,6 +35,15 @@ def test_each_input_varies_one_argument_within_its_type():
     assert probe_inputs([([1.0, 2.0], 3), ("ab", True)], limit=5)[2:5] == [([], 3), ("", True), ([1.0], 3)]
 
 
+def test_arguments_of_one_type_are_also_swapped():
+    """A triangle's sides, checked only with the hypotenuse last (Python/157's bug), differ from the right check
+    only when the sides come in another order."""
+    inputs = probe_inputs([(3, 4, 5)], limit=100)
+    assert inputs[1:4] == [(4, 3, 5), (5, 4, 3), (3, 5, 4)]  # the swaps first, before the varied values
+    assert probe_inputs([("a", 1, "a")], limit=100)[1] != ("a", 1, "a")  # equal values: no swap, no duplicate
+    assert not any(args == (1, "a") for args in probe_inputs([("a", 1)], limit=100))  # never across types
+
+
 @pytest.fixture(scope="module")
 def task(shared_data):
     return load_tasks(shared_data / "humanevalpack-python.jsonl")[0]  # has_close_elements
@@ -84,19 +93,47 @@ def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_
                                   asserts]))
     out = tmp_path / "out"
     r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--protocol", "examples", "--iterations", "1",
-                   "--model", f"scripted:{script}", "--out", str(out))
+                   "--model", f"scripted:{script}", "--out", str(out), "--references", "0")
     assert r.returncode == 0, r.stderr[-2000:]
     (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert row["passed"] and "abs(elem - elem2)" in row["final_code"]
     # the scripted model cannot score texts: the asserts decide
     assert row["selection"] == {"candidates": 3, "groups": 2, "votes": 3, "changed": True, "drawn": 3, "asserts": 2,
-                                "agreed": 1, "scored": 0, "neighbours": 0}
+                                "agreed": 1, "scored": 0, "neighbours": 0, "references": 0, "expected": 0, "met": 0,
+                                "rewritten": False}
     assert [a["node"] for a in row["attempts"]][-1] == "asserts" and row["attempts"][-1]["outcome"] == "written"
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["selection_changed"], summary["selection_changed_passed"]) == (1, 1)
     assert summary["selection_with_asserts"] == 1
     assert "vote: 1 fixes chosen, 1 among several candidates; 1 not the first found" in r.stdout
     assert json.loads((out / "run.json").read_text())["vote"] is True
+
+
+def test_references_written_from_the_docstring_replace_fixes_that_all_overfit(data_file, tmp_path, sandbox_image):
+    """Every answer is the overfit fix; the three functions written from the docstring (the default under the vote)
+    pass the examples and agree on the varied inputs, where the overfit one differs: a reference is the fix, whole."""
+    reference = "```python\ndef has_close_elements(numbers, threshold):\n    return any(abs(a - b) < threshold " \
+                "for i, a in enumerate(numbers) for b in numbers[i + 1:])\n```"
+    script = tmp_path / "answers.json"
+    script.write_text(json.dumps([OVERFIT] * 4 + [reference] * 3))
+    out = tmp_path / "out"
+    r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--protocol", "examples", "--iterations", "1",
+                   "--model", f"scripted:{script}", "--out", str(out))
+    assert r.returncode == 0, r.stderr[-2000:]
+    (row,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert row["passed"] and "abs(a - b) < threshold" in row["final_code"]
+    s = row["selection"]
+    assert (s["references"], s["rewritten"], s["changed"]) == (3, True, True) and s["met"] == s["expected"] > 0
+    assert [a["node"] for a in row["attempts"]][-3:] == ["reference"] * 3
+    assert json.loads((out / "run.json").read_text())["references"] == 3
+    assert "a reference chosen in 1" in r.stdout
+
+
+def test_references_need_the_vote_and_two_of_them(data_file):
+    r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--references", "3")
+    assert r.returncode == 2 and "use it with --protocol examples" in r.stderr
+    r = run_fixbot("eval", "--data", str(data_file), "--tasks", "0", "--protocol", "examples", "--references", "1")
+    assert r.returncode == 2 and "at least 2" in r.stderr
 
 
 @pytest.fixture()

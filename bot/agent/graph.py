@@ -143,7 +143,8 @@ def repair(ctx: AgentContext) -> AgentResult:
             else likeliest(final, out, ctx)
         attempts += drawn
         _report(ctx, {**out, "attempts": attempts}, shown)
-    if final and not ctx.original_passes:
+    # a rewrite chosen for what it returns beyond the visible tests would shrink back to what they check
+    if final and not ctx.original_passes and not (selection and selection.rewritten):
         final = minimize(ctx.target.source, final, ctx.harness)
     stop: StopReason = out.get("stop") or spent(out, ctx) or "iterations"
     return AgentResult(status="fixed" if final else "not_fixed", stop_reason=stop, final_code=final,

@@ -36,6 +36,9 @@ class RepairOptions:
     # run found first (the search's fewest changed lines); "likeliest", the one the model finds likeliest after the
     # docstring and the `def` line (bot/agent/likelihood.py), where the model can score texts
     choose: Choice = "first"
+    # with a judge (the vote of `fixbot eval --protocol examples`): functions written from the docstring alone, whose
+    # agreement on the judge's inputs weighs in the choice (bot/agent/references.py); 0: none
+    references: int = 0
 
     @property
     def iterations(self) -> int:

@@ -257,6 +257,24 @@ def asserts(target: Target, briefing: Briefing) -> list[Message]:
                             "out each expected result carefully from the description.")]
 
 
+REFERENCE_SYSTEM = """You write one Python function from its description.
+Reply with the whole function in one ```python code block and nothing else: no explanation, no tests."""
+
+
+def reference(target: Target, briefing: Briefing) -> list[Message]:
+    """The function written anew from its `def` line, docstring and visible tests (bot/agent/references.py), never
+    its code: a model shown the buggy body keeps much of it."""
+    code, doc = split_docstring(target.source)
+    header = next((line for line in code.splitlines() if line.lstrip().startswith("def ")), code.splitlines()[0])
+    parts = [f"Write the function `{target.name}`:", fence(header.strip()), "What it should do:",
+             textwrap.indent(doc.strip(), "    ")]
+    if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
+        parts = ["It lives next to this code:", fence(target.context), *parts]
+    if briefing.tests.strip():
+        parts += ["Its examples:", fence(_clip(briefing.tests, MAX_TEST_LINES))]
+    return [Message("system", REFERENCE_SYSTEM), Message("user", "\n".join(parts))]
+
+
 THOUGHT_PATCH_SYSTEM = """You find and fix the bug in one Python function whose tests fail, in the step each message asks
 for: the fix plan in words, or that plan written as a JSON edit of the function's lines.
 The bug is small: usually one line, often a wrong operator, constant, variable, call or condition."""  # noqa: E501

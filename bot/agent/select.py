@@ -27,6 +27,7 @@ from .expectations import Expectation, agrees, parse_asserts
 from .likelihood import coder_scores
 from .neighbours import likely_neighbours
 from .nodes import answered, ask_many, attempt, checked, spent, unusable
+from .references import MIN_CONSENSUS, References, consensus, favoured, met, write_references
 from .state import ORIGINAL_SEEN, AgentState
 from .types import Attempt, Judge, Selection
 
@@ -156,6 +157,17 @@ def _neighbours(state: AgentState, ctx: AgentContext) -> tuple[list[str], Attemp
     return found.codes, _scored(state, said, found.scoring_s)
 
 
+def _outputs(codes: list[str], state: AgentState, ctx: AgentContext, judge: Judge, asking: bool
+             ) -> tuple[list[list[str]], list[Expectation], Attempt | None]:
+    """What each code returns on the judge's inputs; where the judge has none (no visible test with literal
+    calls), on the inputs of the model's asserts, asked for then: they are the only inputs there are."""
+    outputs = judge.outputs(codes)
+    if any(outputs) or not asking:
+        return outputs, [], None
+    expectations, written = _asserts(state, ctx)
+    return judge.outputs(codes, [e.args for e in expectations]), expectations, written
+
+
 def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tuple[str, list[Attempt], Selection]:
     """The fix to keep among those that passed, the attempts the vote cost, and how it was chosen."""
     pool = _pool(final, state)
@@ -166,29 +178,35 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
     for code in near:
         if code not in pool:
             pool.vote(code)
-    codes, votes = list(pool.codes.values()), [pool.votes[h] for h in pool.codes]
-    if len(codes) == 1:
-        return codes[0], drawn + ([near_cost] if near_cost else []), Selection(
-            candidates=1, groups=1, votes=votes[0], changed=code_hash(codes[0]) != code_hash(final), drawn=len(drawn),
-            neighbours=len(near))
-    outputs = judge.outputs(codes)
-    scores, scored = _scores(state, ctx, codes) if asking else (None, None)
+    refs = write_references(state, ctx) if asking else References(codes=[], attempts=[])
+    fixes, votes = list(pool.codes.values()), [pool.votes[h] for h in pool.codes]
+    spent_on = drawn + ([near_cost] if near_cost else []) + refs.attempts
+    if len(fixes) == 1 and len(refs.codes) < MIN_CONSENSUS:
+        return fixes[0], spent_on, Selection(
+            candidates=1, groups=1, votes=votes[0], changed=code_hash(fixes[0]) != code_hash(final), drawn=len(drawn),
+            neighbours=len(near), references=len(refs.codes))
+    every, expectations, written = _outputs(fixes + refs.codes, state, ctx, judge, asking)
+    expected = consensus(every[len(fixes):])
+    keep, rewrites = favoured([met(out, expected) for out in every[:len(fixes)]],
+                              [met(out, expected) for out in every[len(fixes):]], [code_hash(c) for c in refs.codes])
+    chosen = keep or [len(fixes) + i for i in rewrites]
+    codes, outputs = [(fixes + refs.codes)[i] for i in chosen], [every[i] for i in chosen]
+    votes = [(votes + [1] * len(refs.codes))[i] for i in chosen]
+    scores, scored = _scores(state, ctx, codes) if asking and len(codes) > 1 else (None, None)
     # without scores, the model's asserts only where the candidates behave differently (one group has nothing to
-    # choose between), or where the judge has no inputs of its own (no visible test): theirs are then the only
-    # inputs there are
-    differ = len({json.dumps(out) for out in outputs}) > 1
-    blind = not any(outputs)
-    ask_asserts = asking and scores is None and (differ or blind)
-    expectations, written = _asserts(state, ctx) if ask_asserts else ([], None)
-    on_asserts = judge.outputs(codes, [e.args for e in expectations]) if expectations else [[] for _ in codes]
+    # choose between); where the judge had no inputs of its own, the outputs above are already on theirs
+    if asking and scores is None and not expectations and len({json.dumps(out) for out in outputs}) > 1:
+        expectations, written = _asserts(state, ctx)
+        outputs = [out + extra for out, extra in zip(outputs, judge.outputs(codes, [e.args for e in expectations]))]
+    on_asserts = [out[-len(expectations):] if expectations else [] for out in outputs]
     agreed = [sum(agrees(o, e.expected) for o, e in zip(out, expectations)) for out in on_asserts]
-    signatures = [json.dumps(out + extra) for out, extra in zip(outputs, on_asserts)]
-    index, group_votes = choose(ctx.target.source, codes, votes, signatures, agreed, scores or ())
-    cost = [a for a in (near_cost, written, scored) if a is not None]
-    return codes[index], drawn + cost, Selection(
-        candidates=len(codes), groups=len(set(signatures)), votes=group_votes,
+    index, group_votes = choose(ctx.target.source, codes, votes, [json.dumps(out) for out in outputs], agreed,
+                                scores or ())
+    return codes[index], spent_on + [a for a in (written, scored) if a is not None], Selection(
+        candidates=len(fixes) + len(refs.codes), groups=len({json.dumps(out) for out in outputs}), votes=group_votes,
         changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=len(expectations),
-        agreed=agreed[index], scored=len(scores or ()), neighbours=len(near))
+        agreed=agreed[index], scored=len(scores or ()), neighbours=len(near), references=len(refs.codes),
+        expected=sum(e is not None for e in expected), met=met(every[chosen[index]], expected), rewritten=not keep)
 
 
 def likeliest(final: str, state: AgentState, ctx: AgentContext) -> tuple[str, list[Attempt], Selection | None]:

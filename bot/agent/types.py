@@ -8,7 +8,8 @@ from typing import Any, Literal, Protocol
 from ..errors import Stopped
 from ..llm.errors import LLMError
 
-Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select", "asserts", "score"]
+Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select", "asserts", "score",
+               "reference"]
 AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 # "written": an answer that wrote asserts for the choice (node "asserts"), not code to test; "scored": the model read
@@ -88,6 +89,10 @@ class Selection:
     agreed: int = 0  # of them, those the chosen group passes
     scored: int = 0  # candidates the model scored by likelihood (bot/agent/likelihood.py): the likeliest is chosen
     neighbours: int = 0  # one-edit mutants of an original the visible tests pass, among them (bot/agent/neighbours.py)
+    references: int = 0  # functions written from the docstring that pass the visible tests (bot/agent/references.py)
+    expected: int = 0  # inputs where they all return the same value
+    met: int = 0  # of those, the ones where the chosen candidate returns it too
+    rewritten: bool = False  # the chosen candidate is one of the references: no fix met as many
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING
 from tqdm import tqdm
 
 from ..agent.options import SCHEDULES, RepairOptions
+from ..agent.references import REFERENCES
 from ..agent.search import SearchOptions
 from ..agent.types import AGENTS
 from ..errors import UserError
@@ -69,6 +70,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
     if args.vote and args.protocol != "examples":
         raise UserError("--vote chooses among fixes that pass weak tests: use it with --protocol examples")
     vote = args.protocol == "examples" if args.vote is None else args.vote
+    references = _references(args.references, vote)
     # two docstring examples rarely pin a bug down: there, several passing mutants go to the model as hints, and
     # under the vote every mutant that passes them is a candidate, not only the few with the fewest changed lines
     search = SearchOptions(mutants=args.search_mutants, ambiguous="ask" if args.protocol == "examples" else "accept",
@@ -76,11 +78,12 @@ def cmd_eval(args: argparse.Namespace) -> int:
     run = {"model": args.model if args.iterations else "none", "protocol": args.protocol, "iterations": args.iterations,
            "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
            "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot,
-           "samples": args.samples, "task_seconds": args.task_seconds, "vote": vote}
+           "samples": args.samples, "task_seconds": args.task_seconds, "vote": vote,
+           "references": references}
     store = ResultsFile(out, run)
     options = RepairOptions(agent=args.agent, samples=args.samples, search=search, schedule=args.schedule,
-                            few_shot=args.few_shot, budgets=replace(EVAL_REPAIR.budgets, iterations=args.iterations,
-                                                                    wall_s=args.task_seconds))
+                            few_shot=args.few_shot, references=references,
+                            budgets=replace(EVAL_REPAIR.budgets, iterations=args.iterations, wall_s=args.task_seconds))
     config = ReplayConfig(protocol=args.protocol, repair=options, seed=args.seed, vote=vote)
     already = len(set(store.load()) & {t.task_id for t in tasks})
     # a search-only run (--iterations 0) never calls the model: it is not loaded
@@ -99,6 +102,15 @@ def cmd_eval(args: argparse.Namespace) -> int:
     print(table(summary))
     print(f"results: {out}/results.jsonl · summary: {out}/summary.json · curve: {out}/curve.png")
     return 0
+
+
+def _references(asked: int | None, vote: bool) -> int:
+    """How many functions to write from the docstring for the vote (bot/agent/references.py)."""
+    if asked is not None and (asked < 0 or asked == 1):
+        raise UserError("--references takes 0 (none) or at least 2: a consensus needs two")
+    if asked and not vote:
+        raise UserError("--references weighs in the vote: use it with --protocol examples (and without --no-vote)")
+    return (REFERENCES if vote else 0) if asked is None else asked
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -131,6 +143,11 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "that pass by what they return on the examples' inputs varied and by asserts the model writes "
                         "from the docstring (on by default under examples, where it fixed more and overfit less at "
                         "1.3-2.4x the time; --no-vote keeps the first fix found; docs/eval.md)")
+    p.add_argument("--references", type=int, default=None, metavar="N",
+                   help="with the vote: N functions written from the docstring alone (never shown the bug); where "
+                        "those that pass the examples agree on an input, candidates that return the same are "
+                        "preferred, and a reference is chosen when no fix agrees as well (default "
+                        f"{REFERENCES} under the vote; 0: none; docs/eval.md)")
     p.add_argument("--search-mutants", type=int, default=SearchOptions.mutants, metavar="N",
                    help=f"mutants tried per search (default {SearchOptions.mutants})")
     p.add_argument("--task-seconds", type=float, default=EVAL_REPAIR.budgets.wall_s, metavar="S",

@@ -1,0 +1,116 @@
+"""Functions written from the docstring alone, as evidence for the choice among fixes (bot/agent/select.py).
+
+Why: every candidate fix was written looking at the buggy function, and where the visible tests are weak, many
+keep the bug's behaviour (a triangle checked only with its hypotenuse last, a vowel list with `y` still in it).
+A function the model writes from the description alone, never having seen the bug, does not inherit it. Where
+the references that pass the visible tests all return the same on an input of the judge, that return is taken
+as the expected one (the consensus), and candidates are ranked by how many such expectations they meet; the
+references themselves become candidates only when no fix meets as many. With fewer than two references passing
+there is no consensus, and the choice is as without them.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from ..llm.types import Completion, ManyLLM
+from . import prompts
+from .code import changed_lines, extract_function
+from .context import AgentContext
+from .nodes import checked
+from .options import SAMPLE_TEMPERATURE
+from .state import AgentState
+from .types import Attempt
+
+REFERENCES = 3  # `fixbot eval`'s default under the vote: one greedy answer and two sampled, written together
+FIRST_SEED = 200  # apart from the seeds of the calls' samples and of the vote's extra answers
+MIN_CONSENSUS = 2  # references that must pass the visible tests and agree for an input to count
+
+
+@dataclass(frozen=True)
+class References:
+    """The references that pass the visible tests, and the attempts that record what writing them cost."""
+
+    codes: list[str]
+    attempts: list[Attempt]
+
+
+def _answers(ctx: AgentContext, temperatures: list[float]) -> list[Completion]:
+    messages = prompts.reference(ctx.target, ctx.briefing)
+    seeds = [ctx.seed + FIRST_SEED + k for k in range(len(temperatures))]
+    max_tokens = ctx.options.budgets.max_tokens_per_call
+    if isinstance(ctx.llm, ManyLLM):
+        return ctx.llm.complete_many(messages, temperatures=temperatures, seeds=seeds, max_tokens=max_tokens)
+    return [ctx.llm.complete(messages, temperature=t, max_tokens=max_tokens, seed=s)
+            for t, s in zip(temperatures, seeds)]
+
+
+def write_references(state: AgentState, ctx: AgentContext) -> References:
+    """`ctx.options.references` functions written from the docstring (the first greedy, the others sampled), each
+    tested on the visible tests; those that pass. None when fewer than MIN_CONSENSUS are asked for."""
+    count = ctx.options.references
+    if count < MIN_CONSENSUS:
+        return References(codes=[], attempts=[])
+    temperatures = [0.0] + [SAMPLE_TEMPERATURE] * (count - 1)
+    usable: list[tuple[str, Completion, float]] = []
+    attempts: list[Attempt] = []
+    for done, temp in zip(_answers(ctx, temperatures), temperatures):
+        got = extract_function(done.text, ctx.target.name, ctx.target.source)
+        code, problem, detail = checked(got.code, got.problem, got.detail, {}, ctx)
+        if code is None or problem is not None:
+            attempts.append(_record(state, done, temp, None, "signature" if problem == "signature" else "syntax",
+                                    detail or str(problem), answer=done.text))
+        else:
+            usable.append((code, done, temp))
+    verdicts = ctx.harness.check_many([code for code, _, _ in usable]) if usable else []
+    codes = []
+    for (code, done, temp), verdict in zip(usable, verdicts):
+        if verdict.passed:  # the same text twice is two answers that agree
+            codes.append(code)
+        attempts.append(_record(state, done, temp, code, "passed" if verdict.passed else "failed",
+                                "" if verdict.passed else verdict.feedback,
+                                changed=changed_lines(ctx.target.source, code)))
+    return References(codes=codes, attempts=attempts)
+
+
+def _record(state: AgentState, done: Completion, temp: float, code: str | None, outcome: str, feedback: str,
+            changed: int | None = None, answer: str = "") -> Attempt:
+    return Attempt(iteration=state["iteration"], node="reference", code=code, outcome=outcome,  # type: ignore[arg-type]
+                   feedback=feedback, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
+                   latency_s=done.latency_s, temperature=temp, changed_lines=changed, answer=answer,
+                   prompt_eval_s=done.prompt_eval_s)
+
+
+def consensus(outputs: Sequence[Sequence[str]]) -> list[str | None]:
+    """Per input, the value every reference returns, or None where they differ, where they raise or time out (an
+    input the description may not cover, such as an empty string where it speaks of words), or where there are
+    fewer than MIN_CONSENSUS of them."""
+    if len(outputs) < MIN_CONSENSUS:
+        return [None] * (len(outputs[0]) if outputs else 0)
+    return [column[0] if len(set(column)) == 1 and not _failed(column[0]) else None for column in zip(*outputs)]
+
+
+def _failed(output: str) -> bool:
+    return output == "timeout" or output.startswith("!")  # eval/behaviour.py's spelling of a raise
+
+
+def met(output: Sequence[str], expected: Sequence[str | None]) -> int:
+    """How many of the consensus's expectations a candidate's outputs meet."""
+    return sum(1 for got, want in zip(output, expected) if want is not None and got == want)
+
+
+def favoured(fixes: Sequence[int], references: Sequence[int], texts: Sequence[str] = ()) -> tuple[list[int], list[int]]:
+    """The indices (into the fixes, into the references) that stay in the choice, given how many expectations
+    each meets: the fixes that meet the most, unless a reference meets more; then the references that do, one of
+    each text (`texts`: the references' code hashes)."""
+    best_fix, best_reference = max(fixes, default=0), max(references, default=0)
+    if best_reference <= best_fix:
+        return [i for i, m in enumerate(fixes) if m == best_fix], []
+    seen: set[object] = set()
+    kept = []
+    for i, m in enumerate(references):
+        text = texts[i] if texts else i
+        if m == best_reference and text not in seen:
+            seen.add(text)
+            kept.append(i)
+    return [], kept
