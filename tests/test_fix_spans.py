@@ -127,6 +127,15 @@ def test_replace_span_reindents_a_method_and_keeps_every_other_byte():
                    "\n    def n(self):\n        return 2\n")
 
 
+def test_replace_span_keeps_whitespace_only_lines_it_does_not_change():
+    """Dedenting empties a whitespace-only line, inside a docstring too; the fix's diff must not show it."""
+    source = "class A:\n    def m(self):\n        '''Doc.\n        \n        More.'''\n        \n        return 1\n"
+    own = textwrap.dedent("".join(source.splitlines(keepends=True)[1:]))  # its blank lines emptied
+    assert "\n\n" in own and replace_span(source, Span("A.m", 2, 7), own) == source
+    fixed = replace_span(source, Span("A.m", 2, 7), own.replace("return 1", "x = 2\n\n    return x"))
+    assert fixed == source.replace("return 1", "x = 2\n\n        return x")  # a new blank line stays empty
+
+
 def test_replace_span_keeps_crlf_line_endings():
     source = "def f():\r\n    return 1\r\n\r\ndef g():\r\n    return 2\r\n"
     new = replace_span(source, Span("f", 1, 2), "def f():\n    return 3\n")

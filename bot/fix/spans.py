@@ -4,6 +4,7 @@ not parse, and a line-exact replacement of one span (`replace_span`, and `splice
 from __future__ import annotations
 
 import ast
+import difflib
 import io
 import re
 import textwrap
@@ -141,8 +142,22 @@ def replace_span(source: str, span: Span, new_function: str) -> str:
         indent = ""  # dedent found no common margin (a string line at column 0): the text is indented already
     body = [indent + x if x.strip() else x for x in text.split("\n")]
     tail = last[len(last.rstrip("\r\n")):]  # "" when the span ends the file without a final newline
-    new = eol.join(body) + tail
+    old = [line.rstrip("\r\n") for line in lines[span.start - 1:span.end]]
+    new = eol.join(_blank_lines_kept(old, body)) + tail
     return "".join(lines[: span.start - 1]) + new + "".join(lines[span.end:])
+
+
+def _blank_lines_kept(old: list[str], new: list[str]) -> list[str]:
+    """`new`, where its whitespace-only lines line up with those of `old`, with `old`'s bytes: dedenting (here, and
+    where the function was cut out) empties such lines, a docstring's among them, and the diff would show them."""
+    def key(line: str) -> str:
+        return line if line.strip() else ""
+
+    matcher = difflib.SequenceMatcher(None, [key(x) for x in old], [key(x) for x in new], autojunk=False)
+    kept: list[str] = []
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        kept.extend(old[i1:i2] if op == "equal" else new[j1:j2])
+    return kept
 
 
 def splice(module: str, name: str, function_source: str) -> str:
