@@ -3,8 +3,11 @@
 Weak tests (a docstring's two examples) are passed by several different functions, and the first to pass is often
 not the one the docstring describes. When the run has a `Judge`, the candidates that passed (the fix, the other
 passing answers and samples, every passing mutant of the searches, and a few more answers drawn for the purpose)
-are run on more inputs and grouped by what they return. A model that can score texts (llama.cpp) then reads each
-candidate, and the likeliest body after the docstring wins (bot/agent/likelihood.py). A model that cannot writes
+are run on more inputs and grouped by what they return. Functions the model writes from the docstring alone
+(bot/agent/references.py), where they agree on an input, say what it should return: the candidates that meet the
+most of those expectations stay in the choice, or the references themselves where no candidate meets as many. A
+model that can score texts (llama.cpp) then reads each candidate, and the likeliest body after the docstring wins
+(bot/agent/likelihood.py). A model that cannot writes
 asserts from the docstring instead, and the groups are scored by two kinds of agreement (CodeT's dual execution
 agreement, AlphaCode's clustering): the asserts the group passes (bot/agent/expectations.py) first, then the
 group's votes (an answer the model gives again and again counts each time); between equal groups, and within the
