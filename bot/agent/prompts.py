@@ -244,17 +244,22 @@ Reply with one ```python code block of assert lines only, one assert per line.""
 ASSERTS = 8
 
 
+def _spec(target: Target) -> tuple[str, str]:
+    """What a model writing from the description sees of the function: its `def` line and its docstring, indented."""
+    code, doc = split_docstring(target.source)
+    header = next((line for line in code.splitlines() if line.lstrip().startswith("def ")), code.splitlines()[0])
+    return header.strip(), textwrap.indent(doc.strip(), "    ")
+
+
 def asserts(target: Target, briefing: Briefing) -> list[Message]:
     """Asserts for the choice among fixes (bot/agent/select.py): the function's `def` line, its docstring and the
     visible tests, never its code, whose results the model would copy bug and all."""
-    code, doc = split_docstring(target.source)
-    header = next((line for line in code.splitlines() if line.lstrip().startswith("def ")), code.splitlines()[0])
+    header, doc = _spec(target)
     shown = f"\n\nIts examples:\n{fence(_clip(briefing.tests, MAX_TEST_LINES))}" if briefing.tests.strip() else ""
     return [Message("system", ASSERTS_SYSTEM),
-            Message("user", f"The function:\n{fence(header.strip())}\nWhat it should do:\n"
-                            f"{textwrap.indent(doc.strip(), '    ')}{shown}\n\nWrite {ASSERTS} more assert lines, each "
-                            f"`assert {target.name}(...) == expected`, with new inputs, edge cases among them; work "
-                            "out each expected result carefully from the description.")]
+            Message("user", f"The function:\n{fence(header)}\nWhat it should do:\n{doc}{shown}\n\nWrite {ASSERTS} "
+                            f"more assert lines, each `assert {target.name}(...) == expected`, with new inputs, edge "
+                            "cases among them; work out each expected result carefully from the description.")]
 
 
 REFERENCE_SYSTEM = """You write one Python function from its description.
@@ -264,10 +269,8 @@ Reply with the whole function in one ```python code block and nothing else: no e
 def reference(target: Target, briefing: Briefing) -> list[Message]:
     """The function written anew from its `def` line, docstring and visible tests (bot/agent/references.py), never
     its code: a model shown the buggy body keeps much of it."""
-    code, doc = split_docstring(target.source)
-    header = next((line for line in code.splitlines() if line.lstrip().startswith("def ")), code.splitlines()[0])
-    parts = [f"Write the function `{target.name}`:", fence(header.strip()), "What it should do:",
-             textwrap.indent(doc.strip(), "    ")]
+    header, doc = _spec(target)
+    parts = [f"Write the function `{target.name}`:", fence(header), "What it should do:", doc]
     if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
         parts = ["It lives next to this code:", fence(target.context), *parts]
     if briefing.tests.strip():

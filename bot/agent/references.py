@@ -17,9 +17,9 @@ from ..llm.types import Completion, ManyLLM
 from . import prompts
 from .code import changed_lines, extract_function
 from .context import AgentContext
-from .nodes import checked
+from .nodes import answered, attempt, checked, unusable
 from .options import SAMPLE_TEMPERATURE
-from .state import AgentState
+from .state import AgentState, Pending
 from .types import Attempt
 
 REFERENCES = 3  # `fixbot eval`'s default under the vote: one greedy answer and two sampled, written together
@@ -52,33 +52,26 @@ def write_references(state: AgentState, ctx: AgentContext) -> References:
     if count < MIN_CONSENSUS:
         return References(codes=[], attempts=[])
     temperatures = [0.0] + [SAMPLE_TEMPERATURE] * (count - 1)
-    usable: list[tuple[str, Completion, float]] = []
+    usable: list[tuple[str, Pending]] = []
     attempts: list[Attempt] = []
     for done, temp in zip(_answers(ctx, temperatures), temperatures):
         got = extract_function(done.text, ctx.target.name, ctx.target.source)
         code, problem, detail = checked(got.code, got.problem, got.detail, {}, ctx)
+        pending = answered("reference", done, temp, code if problem is None else None, problem, detail,
+                           answer="" if problem is None else done.text)
         if code is None or problem is not None:
-            attempts.append(_record(state, done, temp, None, "signature" if problem == "signature" else "syntax",
-                                    detail or str(problem), answer=done.text))
+            attempts.append(attempt(state["iteration"], pending, unusable(problem or "missing"),
+                                    detail or str(problem)))
         else:
-            usable.append((code, done, temp))
-    verdicts = ctx.harness.check_many([code for code, _, _ in usable]) if usable else []
+            usable.append((code, pending))
+    verdicts = ctx.harness.check_many([code for code, _ in usable]) if usable else []
     codes = []
-    for (code, done, temp), verdict in zip(usable, verdicts):
+    for (code, pending), verdict in zip(usable, verdicts):
         if verdict.passed:  # the same text twice is two answers that agree
             codes.append(code)
-        attempts.append(_record(state, done, temp, code, "passed" if verdict.passed else "failed",
-                                "" if verdict.passed else verdict.feedback,
-                                changed=changed_lines(ctx.target.source, code)))
+        attempts.append(attempt(state["iteration"], pending, "passed" if verdict.passed else "failed",
+                                "" if verdict.passed else verdict.feedback, changed_lines(ctx.target.source, code)))
     return References(codes=codes, attempts=attempts)
-
-
-def _record(state: AgentState, done: Completion, temp: float, code: str | None, outcome: str, feedback: str,
-            changed: int | None = None, answer: str = "") -> Attempt:
-    return Attempt(iteration=state["iteration"], node="reference", code=code, outcome=outcome,  # type: ignore[arg-type]
-                   feedback=feedback, prompt_tokens=done.prompt_tokens, completion_tokens=done.completion_tokens,
-                   latency_s=done.latency_s, temperature=temp, changed_lines=changed, answer=answer,
-                   prompt_eval_s=done.prompt_eval_s)
 
 
 def consensus(outputs: Sequence[Sequence[str]]) -> list[str | None]:

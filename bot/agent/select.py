@@ -203,10 +203,10 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
         outputs = [out + extra for out, extra in zip(outputs, judge.outputs(codes, [e.args for e in expectations]))]
     on_asserts = [out[-len(expectations):] if expectations else [] for out in outputs]
     agreed = [sum(agrees(o, e.expected) for o, e in zip(out, expectations)) for out in on_asserts]
-    index, group_votes = choose(ctx.target.source, codes, votes, [json.dumps(out) for out in outputs], agreed,
-                                scores or ())
+    signatures = [json.dumps(out) for out in outputs]
+    index, group_votes = choose(ctx.target.source, codes, votes, signatures, agreed, scores or ())
     return codes[index], spent_on + [a for a in (written, scored) if a is not None], Selection(
-        candidates=len(fixes) + len(refs.codes), groups=len({json.dumps(out) for out in outputs}), votes=group_votes,
+        candidates=len(fixes) + len(refs.codes), groups=len(set(signatures)), votes=group_votes,
         changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=len(expectations),
         agreed=agreed[index], scored=len(scores or ()), neighbours=len(near), references=len(refs.codes),
         expected=sum(e is not None for e in expected), met=met(every[chosen[index]], expected), rewritten=not keep)
