@@ -16,6 +16,9 @@ SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly
 # fixbot fix / ci ask for this many answers per call (the numbers are reflect's): on HumanEvalFix with the search, 3
 # answers fixed 9 more tasks of 164 (tests protocol) and 4 more (examples) for 1.35-1.6x the time
 FIX_SAMPLES = 3
+# functions written from the docstring for the vote (bot/agent/references.py), `fixbot eval`'s default under it:
+# one greedy answer and two sampled, written together
+REFERENCES = 3
 MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
 
 

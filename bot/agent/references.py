@@ -22,7 +22,6 @@ from .options import SAMPLE_TEMPERATURE
 from .state import AgentState, Pending
 from .types import Attempt
 
-REFERENCES = 3  # `fixbot eval`'s default under the vote: one greedy answer and two sampled, written together
 FIRST_SEED = 200  # apart from the seeds of the calls' samples and of the vote's extra answers
 MIN_CONSENSUS = 2  # references that must pass the visible tests and agree for an input to count
 

@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from ..agent.options import SCHEDULES, RepairOptions
-from ..agent.references import REFERENCES
+from ..agent.options import REFERENCES, SCHEDULES, RepairOptions
 from ..agent.search import SearchOptions
 from ..agent.types import AGENTS
 from ..errors import UserError
