@@ -3,10 +3,13 @@ groups the candidates that pass (and, on the inputs of the model's asserts, scor
 visible tests' own calls, those calls with two arguments of one type swapped (a function meant to treat its
 arguments alike, such as a triangle's three sides, often does so only in the order its examples give them), and with
 one argument varied at a time, within its type (numbers moved by one, zeroed and negated; strings and lists emptied,
-shortened, reversed, extended), so that they stay inputs the function is meant for. Never the hidden tests."""
+shortened, reversed, extended; a string's letters rotated by 13, so that letters the examples never show appear; a
+list of integers with each moved by one, and with a fraction appended), so that they stay inputs the function is
+meant for. Never the hidden tests."""
 from __future__ import annotations
 
 import ast
+import codecs
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +21,7 @@ from sandbox import Sandbox
 
 from .screen import run_programs
 
-MAX_INPUTS = 24
+MAX_INPUTS = 32
 TIMEOUT_S = 0.5  # per call: a candidate that loops on an input is that input's "timeout"
 OUTPUT_CHARS = 200
 
@@ -35,6 +38,10 @@ def visible_calls(test_code: str, entry_point: str) -> list[tuple[Any, ...]]:
     return [args for node in ast.walk(tree) if (args := literal_call_args(node, names)) is not None]
 
 
+def _rot13(text: str) -> str:
+    return codecs.encode(text, "rot13")
+
+
 def _variants(value: Any) -> list[Any]:
     if isinstance(value, bool):
         return [not value]
@@ -43,11 +50,21 @@ def _variants(value: Any) -> list[Any]:
     if isinstance(value, float):
         return [value + 0.5, value - 0.5, 0.0, -value]
     if isinstance(value, str):
-        return ["", value[:-1], value[::-1], value + value[-1:], value.swapcase()]
+        return ["", value[:-1], value[::-1], value + value[-1:], value.swapcase(), _rot13(value)]
     if isinstance(value, list):
-        return [[], value[:-1], value[::-1], value + value[-1:], value[1:]]
+        return [[], value[:-1], value[::-1], value + value[-1:], value[1:], *_list_items_varied(value)]
     if isinstance(value, tuple):
         return [(), value[:-1], value[::-1], value + value[-1:], value[1:]]
+    return []
+
+
+def _list_items_varied(value: list[Any]) -> list[list[Any]]:
+    """A list of integers with each moved by one, and with a fraction appended (a function that should skip
+    non-integers rarely meets one in its examples); a list of strings with each one's letters rotated by 13."""
+    if value and all(type(x) is int for x in value):
+        return [[x + 1 for x in value], value + [value[-1] + 0.5]]
+    if value and all(isinstance(x, str) for x in value):
+        return [[_rot13(x) for x in value]]
     return []
 
 

@@ -52,6 +52,17 @@ def test_a_reference_is_chosen_when_no_fix_behaves_as_the_references_agree():
     assert (s.rewritten, s.references, s.changed, s.scored) == (True, 3, True, 2)  # two texts scored
 
 
+def test_a_lone_reference_and_the_original_agree_where_the_bug_does_not_show():
+    """Only one reference passes the visible test. The original (`return x`) is wrong only on negative inputs;
+    where it and the reference return the same (3, 0, 5), that is expected, and the only fix (`return 3`) meets
+    one of three: the reference takes its place."""
+    answers = [WEAK] * (1 + EXTRA_ANSWERS) + [REWRITE, WRONG, WRONG]
+    result, _ = run(answers, Judge(), references=3)
+    assert "if x < 0:" in result.final_code
+    s = result.selection
+    assert (s.references, s.expected, s.met, s.rewritten, s.changed) == (1, 3, 3, True, True)
+
+
 def test_references_that_disagree_leave_the_choice_to_the_likelihood():
     answers = [WEAK, WEAK, RIGHT, WEAK] + [RIGHT, ALSO_WEAK, WEAK]  # all pass the visible test; no input agreed
     result, _ = run(answers, Judge(own_inputs=(-2, 0)), likelihoods={"abs(x)": -9.0, "return 3": -1.0},

@@ -44,6 +44,17 @@ def test_arguments_of_one_type_are_also_swapped():
     assert not any(args == (1, "a") for args in probe_inputs([("a", 1)], limit=100))  # never across types
 
 
+def test_letters_and_items_the_examples_never_show_are_reached():
+    """Python/51 keeps `y` among the vowels, and no example holds a `y`; Python/151's fix counts 1.5 as odd, and
+    no example holds a fraction."""
+    strings = [args[0] for args in probe_inputs([("abcdef\nghijklm",)], limit=100)]
+    assert "nopqrs\ntuvwxyz" in strings
+    lists = [args[0] for args in probe_inputs([([1, 3, 2, 0],)], limit=100)]
+    assert [2, 4, 3, 1] in lists and [1, 3, 2, 0, 0.5] in lists
+    assert (["nn", "o"],) in probe_inputs([(["aa", "b"],)], limit=100)
+    assert not any(0.5 in args[0] for args in probe_inputs([([True, False],)], limit=100))  # bools are not integers
+
+
 @pytest.fixture(scope="module")
 def task(shared_data):
     return load_tasks(shared_data / "humanevalpack-python.jsonl")[0]  # has_close_elements

@@ -5,8 +5,11 @@ keep the bug's behaviour (a triangle checked only with its hypotenuse last, a vo
 A function the model writes from the description alone, never having seen the bug, does not inherit it. Where
 the references that pass the visible tests all return the same on an input of the judge, that return is taken
 as the expected one (the consensus), and candidates are ranked by how many such expectations they meet; the
-references themselves become candidates only when no fix meets as many. With fewer than two references passing
-there is no consensus, and the choice is as without them.
+references themselves become candidates only when no fix meets as many. Where a single reference passes, the
+buggy original is the second voter: a bug shows on some inputs, and where the original and a function written
+without seeing it return the same, that is what the function should return (a fix that drops an empty string's
+guard raises where both return `''`). With no reference passing there is no consensus, and the choice is as without
+them.
 """
 from __future__ import annotations
 
@@ -23,7 +26,7 @@ from .state import AgentState, Pending
 from .types import Attempt
 
 FIRST_SEED = 200  # apart from the seeds of the calls' samples and of the vote's extra answers
-MIN_CONSENSUS = 2  # references that must pass the visible tests and agree for an input to count
+MIN_CONSENSUS = 2  # functions that must agree on an input: references, or a lone one and the original
 
 
 @dataclass(frozen=True)
