@@ -4,8 +4,8 @@ visible tests' own calls, those calls with two arguments of one type swapped (a 
 arguments alike, such as a triangle's three sides, often does so only in the order its examples give them), and with
 one argument varied at a time, within its type (numbers moved by one, zeroed and negated; strings and lists emptied,
 shortened, reversed, extended; a string's letters rotated by 13, so that letters the examples never show appear; a
-list of integers with each moved by one, and with a fraction appended), so that they stay inputs the function is
-meant for. Never the hidden tests."""
+list of integers with each moved by one, and with a fraction appended; a list of strings with each rotated), so
+that they stay inputs the function is meant for. Never the hidden tests."""
 from __future__ import annotations
 
 import ast

@@ -2,7 +2,7 @@
 scripted model and the in-process judge of tests/test_agent_select.py."""
 from __future__ import annotations
 
-from bot.agent.references import consensus, favoured, met
+from bot.agent.references import consensus, favoured, met, voters
 from bot.agent.select import EXTRA_ANSWERS
 
 from .test_agent_select import BUGGY, RIGHT, WEAK, WRONG, Judge, run
@@ -17,6 +17,7 @@ def test_the_consensus_is_what_every_reference_returns_where_none_raises():
     assert consensus([["1", "2"]]) == [None, None]  # one reference is no consensus
     assert consensus([]) == []
     assert met(["1", "5", "7"], ["1", None, "8"]) == 1
+    assert voters(["r"], "o") == ["r", "o"] and voters(["r", "s"], "o") == ["r", "s"] and voters([], "o") == []
 
 
 def test_the_fixes_that_meet_the_most_stay_unless_a_reference_meets_more():

@@ -76,6 +76,11 @@ def write_references(state: AgentState, ctx: AgentContext) -> References:
     return References(codes=codes, attempts=attempts)
 
 
+def voters(references: Sequence[str], original: str) -> list[str]:
+    """The functions whose outputs make the consensus: the references, and the original beside a lone one."""
+    return [*references, original] if 0 < len(references) < MIN_CONSENSUS else list(references)
+
+
 def consensus(outputs: Sequence[Sequence[str]]) -> list[str | None]:
     """Per input, the value every reference returns, or None where they differ, where they raise or time out (an
     input the description may not cover, such as an empty string where it speaks of words), or where there are

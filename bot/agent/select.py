@@ -30,7 +30,7 @@ from .expectations import Expectation, agrees, parse_asserts
 from .likelihood import coder_scores
 from .neighbours import likely_neighbours
 from .nodes import answered, ask_many, attempt, checked, spent, unusable
-from .references import References, consensus, favoured, met, write_references
+from .references import References, consensus, favoured, met, voters, write_references
 from .state import ORIGINAL_SEEN, AgentState
 from .types import Attempt, Judge, Selection
 
@@ -188,8 +188,7 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
         return fixes[0], spent_on, Selection(
             candidates=1, groups=1, votes=votes[0], changed=code_hash(fixes[0]) != code_hash(final), drawn=len(drawn),
             neighbours=len(near))
-    voters = refs.codes + ([ctx.target.source] if len(refs.codes) == 1 else [])  # a lone one: references.py
-    every, expectations, written = _outputs(fixes + voters, state, ctx, judge, asking)
+    every, expectations, written = _outputs(fixes + voters(refs.codes, ctx.target.source), state, ctx, judge, asking)
     expected = consensus(every[len(fixes):])
     every = every[:len(fixes) + len(refs.codes)]
     keep, rewrites = favoured([met(out, expected) for out in every[:len(fixes)]],
