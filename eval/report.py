@@ -87,7 +87,8 @@ def _selection_summary(results: Sequence[TaskResult]) -> dict[str, Any]:
             "selection_with_asserts": sum(bool(r.selection and r.selection.get("asserts")) for r in chosen),
             "selection_scored": sum(bool(r.selection and r.selection.get("scored")) for r in chosen),
             "selection_with_references": sum(bool(r.selection and r.selection.get("expected")) for r in chosen),
-            "selection_rewritten": sum(bool(r.selection and r.selection.get("rewritten")) for r in chosen)}
+            "selection_rewritten": sum(bool(r.selection and r.selection.get("rewritten")) for r in chosen),
+            "selection_set_aside": sum(bool(r.selection and r.selection.get("set_aside")) for r in chosen)}
 
 
 def table(summary: dict[str, Any]) -> str:
@@ -118,7 +119,8 @@ def table(summary: dict[str, Any]) -> str:
                     f"weighed in {summary.get('selection_with_asserts', 0)}, its likelihood chose in "
                     f"{summary.get('selection_scored', 0)}; references from the docstring agreed on inputs in "
                     f"{summary.get('selection_with_references', 0)} (a reference chosen in "
-                    f"{summary.get('selection_rewritten', 0)})")
+                    f"{summary.get('selection_rewritten', 0)}); candidates that behave like the original set "
+                    f"aside in {summary.get('selection_set_aside', 0)}")
     return "\n".join(rows)
 
 

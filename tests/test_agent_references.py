@@ -2,7 +2,7 @@
 scripted model and the in-process judge of tests/test_agent_select.py."""
 from __future__ import annotations
 
-from bot.agent.references import consensus, favoured, met, voters
+from bot.agent.references import consensus, favoured, met
 from bot.agent.select import EXTRA_ANSWERS
 
 from .test_agent_select import BUGGY, RIGHT, WEAK, WRONG, Judge, run
@@ -17,7 +17,6 @@ def test_the_consensus_is_what_every_reference_returns_where_none_raises():
     assert consensus([["1", "2"]]) == [None, None]  # one reference is no consensus
     assert consensus([]) == []
     assert met(["1", "5", "7"], ["1", None, "8"]) == 1
-    assert voters(["r"], "o") == ["r", "o"] and voters(["r", "s"], "o") == ["r", "s"] and voters([], "o") == []
 
 
 def test_the_fixes_that_meet_the_most_stay_unless_a_reference_meets_more():
@@ -25,6 +24,7 @@ def test_the_fixes_that_meet_the_most_stay_unless_a_reference_meets_more():
     assert favoured([1, 0], [3, 2]) == ([], [0])
     assert favoured([0, 0], []) == ([0, 1], [])  # no reference: every fix stays
     assert favoured([0], [2, 2, 2], ["a", "b", "a"]) == ([], [0, 1])  # one of each text
+    assert favoured([], [0, 1]) == ([], [1])  # no fix left: the references are all there is
 
 
 def test_references_that_agree_outweigh_the_likelier_fix():
@@ -62,6 +62,20 @@ def test_a_lone_reference_and_the_original_agree_where_the_bug_does_not_show():
     assert "if x < 0:" in result.final_code
     s = result.selection
     assert (s.references, s.expected, s.met, s.rewritten, s.changed) == (1, 3, 3, True, True)
+
+
+def test_where_the_original_passes_a_reference_that_repeats_it_gives_no_vote():
+    """The visible test passes on the original (`return x`), so it is wrong somewhere. The fix and two of the
+    references behave like it on every input of the judge: set aside. The one reference that differs is left."""
+    like_original = "```python\ndef absolute(x):\n    return x + 0\n```"
+    repeats = "```python\ndef absolute(x):\n    return x\n```"
+    answers = [like_original] * (1 + EXTRA_ANSWERS) + [repeats, repeats, REWRITE]
+    result, _ = run(answers, Judge(), references=3, original_passes=True)
+    assert "if x < 0:" in result.final_code
+    s = result.selection
+    assert (s.references, s.set_aside, s.rewritten) == (3, 3, True)
+    result, _ = run(answers, Judge(), references=3)  # not told the original is wrong: the two that agree decide
+    assert "return x + 0" in result.final_code and result.selection.set_aside == 0
 
 
 def test_references_that_disagree_leave_the_choice_to_the_likelihood():

@@ -51,11 +51,11 @@ class Judge:
 
 
 def run(answers: list[str], judge: Judge | None, likelihoods: dict[str, float] | None = None, buggy: str = BUGGY,
-        **options) -> tuple:  # type: ignore[no-untyped-def]
+        original_passes: bool = False, **options) -> tuple:  # type: ignore[no-untyped-def]
     llm = ScriptedLLM(answers) if likelihoods is None else ScriptedScorer(answers, likelihoods=likelihoods)
     ctx = AgentContext(llm=llm, harness=WeakTest(), target=Target("absolute", buggy),
                        briefing=Briefing("The visible tests pass, but the function is not what its docstring says."),
-                       options=RepairOptions(**options), judge=judge)
+                       options=RepairOptions(**options), judge=judge, original_passes=original_passes)
     return repair(ctx), llm
 
 

@@ -111,7 +111,7 @@ def test_under_the_examples_protocol_the_vote_replaces_a_fix_that_overfits(data_
     # the scripted model cannot score texts: the asserts decide
     assert row["selection"] == {"candidates": 3, "groups": 2, "votes": 3, "changed": True, "drawn": 3, "asserts": 2,
                                 "agreed": 1, "scored": 0, "neighbours": 0, "references": 0, "expected": 0, "met": 0,
-                                "rewritten": False}
+                                "rewritten": False, "set_aside": 0}
     assert [a["node"] for a in row["attempts"]][-1] == "asserts" and row["attempts"][-1]["outcome"] == "written"
     summary = json.loads((out / "summary.json").read_text())
     assert (summary["selection_changed"], summary["selection_changed_passed"]) == (1, 1)

@@ -9,7 +9,7 @@ references themselves become candidates only when no fix meets as many. Where a 
 buggy original is the second voter: a bug shows on some inputs, and where the original and a function written
 without seeing it return the same, that is what the function should return (a fix that drops an empty string's
 guard raises where both return `''`). With no reference passing there is no consensus, and the choice is as without
-them.
+them. Which references count, and what else tempers them: bot/agent/shortlist.py.
 """
 from __future__ import annotations
 
@@ -76,21 +76,16 @@ def write_references(state: AgentState, ctx: AgentContext) -> References:
     return References(codes=codes, attempts=attempts)
 
 
-def voters(references: Sequence[str], original: str) -> list[str]:
-    """The functions whose outputs make the consensus: the references, and the original beside a lone one."""
-    return [*references, original] if 0 < len(references) < MIN_CONSENSUS else list(references)
-
-
 def consensus(outputs: Sequence[Sequence[str]]) -> list[str | None]:
     """Per input, the value every reference returns, or None where they differ, where they raise or time out (an
     input the description may not cover, such as an empty string where it speaks of words), or where there are
     fewer than MIN_CONSENSUS of them."""
     if len(outputs) < MIN_CONSENSUS:
         return [None] * (len(outputs[0]) if outputs else 0)
-    return [column[0] if len(set(column)) == 1 and not _failed(column[0]) else None for column in zip(*outputs)]
+    return [column[0] if len(set(column)) == 1 and not failed(column[0]) else None for column in zip(*outputs)]
 
 
-def _failed(output: str) -> bool:
+def failed(output: str) -> bool:
     return output == "timeout" or output.startswith("!")  # eval/behaviour.py's spelling of a raise
 
 
@@ -101,10 +96,10 @@ def met(output: Sequence[str], expected: Sequence[str | None]) -> int:
 
 def favoured(fixes: Sequence[int], references: Sequence[int], texts: Sequence[str] = ()) -> tuple[list[int], list[int]]:
     """The indices (into the fixes, into the references) that stay in the choice, given how many expectations
-    each meets: the fixes that meet the most, unless a reference meets more; then the references that do, one of
-    each text (`texts`: the references' code hashes)."""
+    each meets: the fixes that meet the most, unless a reference meets more (or no fix is left); then the
+    references that do, one of each text (`texts`: the references' code hashes)."""
     best_fix, best_reference = max(fixes, default=0), max(references, default=0)
-    if best_reference <= best_fix:
+    if fixes and best_reference <= best_fix:
         return [i for i, m in enumerate(fixes) if m == best_fix], []
     seen: set[object] = set()
     kept = []

@@ -5,7 +5,8 @@ not the one the docstring describes. When the run has a `Judge`, the candidates 
 passing answers and samples, every passing mutant of the searches, and a few more answers drawn for the purpose)
 are run on more inputs and grouped by what they return. Functions the model writes from the docstring alone
 (bot/agent/references.py), where they agree on an input, say what it should return: the candidates that meet the
-most of those expectations stay in the choice, or the references themselves where no candidate meets as many. A
+most of those expectations stay in the choice, or the references themselves where no candidate meets as many
+(bot/agent/shortlist.py, which also sets aside what behaves like an original the visible tests pass on). A
 model that can score texts (llama.cpp) then reads each candidate, and the likeliest body after the docstring wins
 (bot/agent/likelihood.py). A model that cannot writes
 asserts from the docstring instead, and the groups are scored by two kinds of agreement (CodeT's dual execution
@@ -30,7 +31,8 @@ from .expectations import Expectation, agrees, parse_asserts
 from .likelihood import coder_scores
 from .neighbours import likely_neighbours
 from .nodes import answered, ask_many, attempt, checked, spent, unusable
-from .references import References, consensus, favoured, met, voters, write_references
+from .references import References, met, write_references
+from .shortlist import Outputs, shortlist
 from .state import ORIGINAL_SEEN, AgentState
 from .types import Attempt, Judge, Selection
 
@@ -188,12 +190,12 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
         return fixes[0], spent_on, Selection(
             candidates=1, groups=1, votes=votes[0], changed=code_hash(fixes[0]) != code_hash(final), drawn=len(drawn),
             neighbours=len(near))
-    every, expectations, written = _outputs(fixes + voters(refs.codes, ctx.target.source), state, ctx, judge, asking)
-    expected = consensus(every[len(fixes):])
-    every = every[:len(fixes) + len(refs.codes)]
-    keep, rewrites = favoured([met(out, expected) for out in every[:len(fixes)]],
-                              [met(out, expected) for out in every[len(fixes):]], [code_hash(c) for c in refs.codes])
-    chosen = keep or [len(fixes) + i for i in rewrites]
+    every, expectations, written = _outputs([*fixes, *refs.codes, ctx.target.source], state, ctx, judge, asking)
+    original, every = every[-1], every[:-1]
+    short = shortlist(Outputs(fixes=every[:len(fixes)], references=every[len(fixes):], original=original,
+                              original_passes=ctx.original_passes, asserts=expectations),
+                      [code_hash(c) for c in refs.codes])
+    chosen = short.fixes or [len(fixes) + i for i in short.references]
     codes, outputs = [(fixes + refs.codes)[i] for i in chosen], [every[i] for i in chosen]
     votes = [(votes + [1] * len(refs.codes))[i] for i in chosen]
     scores, scored = _scores(state, ctx, codes) if asking and len(codes) > 1 else (None, None)
@@ -210,7 +212,8 @@ def select(final: str, state: AgentState, ctx: AgentContext, judge: Judge) -> tu
         candidates=len(fixes) + len(refs.codes), groups=len(set(signatures)), votes=group_votes,
         changed=code_hash(codes[index]) != code_hash(final), drawn=len(drawn), asserts=len(expectations),
         agreed=agreed[index], scored=len(scores or ()), neighbours=len(near), references=len(refs.codes),
-        expected=sum(e is not None for e in expected), met=met(every[chosen[index]], expected), rewritten=not keep)
+        expected=sum(e is not None for e in short.expected), met=met(every[chosen[index]], short.expected),
+        rewritten=not short.fixes, set_aside=short.set_aside)
 
 
 def likeliest(final: str, state: AgentState, ctx: AgentContext) -> tuple[str, list[Attempt], Selection | None]:

@@ -93,6 +93,7 @@ class Selection:
     expected: int = 0  # inputs where they all return the same value
     met: int = 0  # of those, the ones where the chosen candidate returns it too
     rewritten: bool = False  # the chosen candidate is one of the references: no fix met as many
+    set_aside: int = 0  # candidates and references that behave like an original the visible tests pass on
 
 
 @dataclass(frozen=True, kw_only=True)

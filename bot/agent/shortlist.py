@@ -1,0 +1,87 @@
+"""Which candidates stay in the choice among fixes, by what they and the references return on the judge's inputs
+(bot/agent/select.py gathers the outputs; here nothing runs and no model is asked).
+
+The references (bot/agent/references.py) are the main evidence: where those that count all return the same, that
+is expected, and the fixes that meet the most expectations stay, or the references where they meet more. Three
+weaker kinds of evidence temper it:
+- An original the visible tests pass on is wrong somewhere they do not look (the task says so). A reference or a
+  fix that returns what it returns on every input repeats the bug as far as the judge can tell (a triangle's
+  hypotenuse taken to be the last side, as in the original): it neither votes nor stays in the choice, while
+  something else does.
+- A lone reference is no consensus, but where it returns a value, the fixes that agree with it most are
+  likelier right than those that do not: a tie-break among the fixes that meet the most, never a reason to
+  replace them (a buggy prime test that raises everywhere leaves the original no vote at all).
+- Where the judge's inputs are those of the model's asserts (the visible tests give none), the references replace
+  the fixes only if they pass as many of the asserts as the best fix: three references that share one misreading
+  (an expression evaluated left to right) agree with each other, not with the docstring's worked example.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from .expectations import Expectation, agrees
+from .references import MIN_CONSENSUS, consensus, failed, favoured, met
+
+
+@dataclass(frozen=True, kw_only=True)
+class Outputs:
+    """What each function returned on the judge's inputs (eval/behaviour.py's strings, one per input)."""
+
+    fixes: Sequence[Sequence[str]]
+    references: Sequence[Sequence[str]]
+    original: Sequence[str]
+    original_passes: bool = False  # the visible tests pass on the original, which is wrong elsewhere
+    asserts: Sequence[Expectation] = ()  # the model's asserts, when the inputs are theirs
+
+
+@dataclass(frozen=True, kw_only=True)
+class Shortlist:
+    fixes: list[int]  # indices of the fixes that stay in the choice
+    references: list[int]  # indices of the references that replace them (empty when a fix stays)
+    expected: list[str | None] = field(default_factory=list)  # per input, the consensus
+    set_aside: int = 0  # fixes and references left out for behaving like an original the visible tests pass on
+
+
+def _unlike_original(outputs: Outputs) -> tuple[list[int], list[int]]:
+    """The fixes and references that count: where the original passes the visible tests, those that return what
+    it returns on some input and not on all; every one otherwise, or when none differs."""
+    fixes, refs = list(range(len(outputs.fixes))), list(range(len(outputs.references)))
+    if not outputs.original_passes:
+        return fixes, refs
+    original = list(outputs.original)
+    refs = [i for i in refs if list(outputs.references[i]) != original]
+    differ = [i for i in fixes if list(outputs.fixes[i]) != original]
+    return (differ if differ or refs else fixes), refs
+
+
+def _passed(outputs: Sequence[str], asserts: Sequence[Expectation]) -> int:
+    return sum(agrees(o, e.expected) for o, e in zip(outputs, asserts))
+
+
+def _agreeing(fixes: list[int], outputs: Outputs, lone: Sequence[str]) -> list[int]:
+    """Of `fixes`, those that return what the lone reference returns on the most inputs where it returns."""
+    def agreed(i: int) -> int:
+        return sum(1 for got, want in zip(outputs.fixes[i], lone) if got == want and not failed(want))
+    best = max((agreed(i) for i in fixes), default=0)
+    return [i for i in fixes if agreed(i) == best]
+
+
+def shortlist(outputs: Outputs, reference_texts: Sequence[str] = ()) -> Shortlist:
+    """The fixes that stay in the choice, or the references that replace them (one of each text: the references'
+    code hashes in `reference_texts`), with the consensus they were measured against."""
+    fixes, refs = _unlike_original(outputs)
+    counted = [outputs.references[i] for i in refs]
+    expected = consensus([*counted, outputs.original] if 0 < len(counted) < MIN_CONSENSUS else counted)
+    fix_met = [met(outputs.fixes[i], expected) for i in fixes]
+    texts = [reference_texts[i] for i in refs] if reference_texts else ()
+    keep, rewrites = favoured(fix_met, [met(out, expected) for out in counted], texts)
+    if rewrites and fixes and outputs.asserts and max(
+            _passed(counted[k], outputs.asserts) for k in rewrites) < max(
+            _passed(outputs.fixes[i], outputs.asserts) for i in fixes):
+        keep, rewrites = [k for k, m in enumerate(fix_met) if m == max(fix_met)], []
+    kept = [fixes[k] for k in keep]
+    if kept and len(counted) == 1:
+        kept = _agreeing(kept, outputs, counted[0])
+    return Shortlist(fixes=kept, references=[refs[k] for k in rewrites], expected=expected,
+                     set_aside=len(outputs.fixes) - len(fixes) + len(outputs.references) - len(refs))
