@@ -64,3 +64,14 @@ def test_references_that_fail_the_models_asserts_do_not_replace_a_fix_that_passe
     passing = [["9", "24", "13"]] * 3
     assert shortlist(Outputs(fixes=fixes, references=passing, original=["1", "2", "3"], asserts=asserts)
                      ).references == [0, 1, 2]
+
+
+def test_a_fix_that_raises_where_the_original_returns_is_left_out_while_one_does_not():
+    """Counting sentences that start with "I": a fix that reads each sentence's first character raises on an empty
+    text, where the original (and the other fix) return 0."""
+    original = ["0", "0", "0"]
+    reads_first, slices = ["0", "1", "!IndexError"], ["0", "1", "0"]
+    assert shortlist(Outputs(fixes=[reads_first, slices], references=[], original=original)).fixes == [1]
+    # where the original raises too, a raise is nothing new
+    assert shortlist(Outputs(fixes=[reads_first, slices], references=[], original=["0", "0", "!IndexError"])
+                     ).fixes == [0, 1]

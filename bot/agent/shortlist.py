@@ -14,6 +14,8 @@ weaker kinds of evidence temper it:
 - Where the judge's inputs are those of the model's asserts (the visible tests give none), the references replace
   the fixes only if they pass as many of the asserts as the best fix: three references that share one misreading
   (an expression evaluated left to right) agree with each other, not with the docstring's worked example.
+Among the fixes that stay, those that raise or time out on the fewest inputs the original returns from are kept:
+a fix that reads a sentence's first character raises on an empty text the buggy function counted as zero.
 """
 from __future__ import annotations
 
@@ -67,6 +69,14 @@ def _agreeing(fixes: list[int], outputs: Outputs, lone: Sequence[str]) -> list[i
     return [i for i in fixes if agreed(i) == best]
 
 
+def _fewest_new_failures(fixes: list[int], outputs: Outputs) -> list[int]:
+    """Of `fixes`, those that raise or time out on the fewest inputs the original returns from."""
+    def new(i: int) -> int:
+        return sum(1 for got, was in zip(outputs.fixes[i], outputs.original) if failed(got) and not failed(was))
+    fewest = min((new(i) for i in fixes), default=0)
+    return [i for i in fixes if new(i) == fewest]
+
+
 def shortlist(outputs: Outputs, reference_texts: Sequence[str] = ()) -> Shortlist:
     """The fixes that stay in the choice, or the references that replace them (one of each text: the references'
     code hashes in `reference_texts`), with the consensus they were measured against."""
@@ -80,7 +90,7 @@ def shortlist(outputs: Outputs, reference_texts: Sequence[str] = ()) -> Shortlis
             _passed(counted[k], outputs.asserts) for k in rewrites) < max(
             _passed(outputs.fixes[i], outputs.asserts) for i in fixes):
         keep, rewrites = [k for k, m in enumerate(fix_met) if m == max(fix_met)], []
-    kept = [fixes[k] for k in keep]
+    kept = _fewest_new_failures([fixes[k] for k in keep], outputs)
     if kept and len(counted) == 1:
         kept = _agreeing(kept, outputs, counted[0])
     return Shortlist(fixes=kept, references=[refs[k] for k in rewrites], expected=expected,
