@@ -56,9 +56,9 @@ def test_a_reference_is_chosen_when_no_fix_behaves_as_the_references_agree():
 def test_a_lone_reference_and_the_original_agree_where_the_bug_does_not_show():
     """Only one reference passes the visible test. The original (`return x`) is wrong only on negative inputs;
     where it and the reference return the same (3, 0, 5), that is expected, and the only fix (`return 3`) meets
-    one of three: the reference takes its place."""
+    one of three: the reference takes its place (the visible test passes on the original, so its bug is narrow)."""
     answers = [WEAK] * (1 + EXTRA_ANSWERS) + [REWRITE, WRONG, WRONG]
-    result, _ = run(answers, Judge(), references=3)
+    result, _ = run(answers, Judge(), references=3, original_passes=True)
     assert "if x < 0:" in result.final_code
     s = result.selection
     assert (s.references, s.expected, s.met, s.rewritten, s.changed) == (1, 3, 3, True, True)

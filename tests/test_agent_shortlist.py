@@ -75,3 +75,17 @@ def test_a_fix_that_raises_where_the_original_returns_is_left_out_while_one_does
     # where the original raises too, a raise is nothing new
     assert shortlist(Outputs(fixes=[reads_first, slices], references=[], original=["0", "0", "!IndexError"])
                      ).fixes == [0, 1]
+
+
+def test_where_the_original_fails_the_visible_tests_a_lone_reference_replaces_only_fixes_that_raise():
+    """A bracket checker that always says False agrees with a wrong lone reference on most inputs: not enough to
+    replace a fix that returns a value on each. A fix that raises where both return the same value is replaced."""
+    original = ["False"] * 4
+    reference, fix = ["True", "False", "False", "False"], ["True", "False", "True", "True"]
+    assert shortlist(Outputs(fixes=[fix], references=[reference], original=original)).fixes == [0]
+    raises = ["True", "False", "!KeyError", "True"]
+    chosen = shortlist(Outputs(fixes=[raises], references=[reference], original=original))
+    assert (chosen.fixes, chosen.references) == ([], [0])
+    # where the visible tests pass on the original, its bug is narrow, and the two replace the fix as they did before
+    assert shortlist(Outputs(fixes=[fix], references=[reference], original=original, original_passes=True)
+                     ).references == [0]

@@ -2,12 +2,15 @@
 (bot/agent/select.py gathers the outputs; here nothing runs and no model is asked).
 
 The references (bot/agent/references.py) are the main evidence: where those that count all return the same, that
-is expected, and the fixes that meet the most expectations stay, or the references where they meet more. Three
-weaker kinds of evidence temper it:
+is expected, and the fixes that meet the most expectations stay, or the references where they meet more. Weaker
+kinds of evidence temper it:
 - An original the visible tests pass on is wrong somewhere they do not look (the task says so). A reference or a
   fix that returns what it returns on every input repeats the bug as far as the judge can tell (a triangle's
   hypotenuse taken to be the last side, as in the original): it neither votes nor stays in the choice, while
   something else does.
+- Beside a lone reference, the original is the second voter; but where the visible tests fail on it, its bug may
+  show on many inputs (a bracket checker that always says False), so the two replace the fixes only where every
+  fix raises or times out on an input where both return the same value.
 - A lone reference is no consensus, but where it returns a value, the fixes that agree with it most are
   likelier right than those that do not: a tie-break among the fixes that meet the most, never a reason to
   replace them (a buggy prime test that raises everywhere leaves the original no vote at all).
@@ -86,6 +89,9 @@ def shortlist(outputs: Outputs, reference_texts: Sequence[str] = ()) -> Shortlis
     fix_met = [met(outputs.fixes[i], expected) for i in fixes]
     texts = [reference_texts[i] for i in refs] if reference_texts else ()
     keep, rewrites = favoured(fix_met, [met(out, expected) for out in counted], texts)
+    if rewrites and fixes and len(counted) == 1 and not outputs.original_passes and not all(
+            any(want is not None and failed(got) for got, want in zip(outputs.fixes[i], expected)) for i in fixes):
+        keep, rewrites = [k for k, m in enumerate(fix_met) if m == max(fix_met)], []
     if rewrites and fixes and outputs.asserts and max(
             _passed(counted[k], outputs.asserts) for k in rewrites) < max(
             _passed(outputs.fixes[i], outputs.asserts) for i in fixes):
