@@ -22,7 +22,7 @@ a fix that reads a sentence's first character raises on an empty text the buggy 
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from .expectations import Expectation, agrees
@@ -60,24 +60,36 @@ def _unlike_original(outputs: Outputs) -> tuple[list[int], list[int]]:
     return (differ if differ or refs else fixes), refs
 
 
+def _most(indices: Sequence[int], score: Callable[[int], int]) -> list[int]:
+    """Those of `indices` with the highest score."""
+    best = max((score(i) for i in indices), default=0)
+    return [i for i in indices if score(i) == best]
+
+
 def _passed(outputs: Sequence[str], asserts: Sequence[Expectation]) -> int:
     return sum(agrees(o, e.expected) for o, e in zip(outputs, asserts))
 
 
-def _agreeing(fixes: list[int], outputs: Outputs, lone: Sequence[str]) -> list[int]:
-    """Of `fixes`, those that return what the lone reference returns on the most inputs where it returns."""
-    def agreed(i: int) -> int:
-        return sum(1 for got, want in zip(outputs.fixes[i], lone) if got == want and not failed(want))
-    best = max((agreed(i) for i in fixes), default=0)
-    return [i for i in fixes if agreed(i) == best]
+def _agreed(fix: Sequence[str], lone: Sequence[str]) -> int:
+    """The inputs where a fix returns what the lone reference returns, where it returns."""
+    return sum(1 for got, want in zip(fix, lone) if got == want and not failed(want))
 
 
-def _fewest_new_failures(fixes: list[int], outputs: Outputs) -> list[int]:
-    """Of `fixes`, those that raise or time out on the fewest inputs the original returns from."""
-    def new(i: int) -> int:
-        return sum(1 for got, was in zip(outputs.fixes[i], outputs.original) if failed(got) and not failed(was))
-    fewest = min((new(i) for i in fixes), default=0)
-    return [i for i in fixes if new(i) == fewest]
+def _new_failures(fix: Sequence[str], original: Sequence[str]) -> int:
+    """The inputs where a fix raises or times out and the original returns."""
+    return sum(1 for got, was in zip(fix, original) if failed(got) and not failed(was))
+
+
+def _may_replace(outputs: Outputs, fixes: list[int], counted: list[Sequence[str]], rewrites: list[int],
+                 expected: Sequence[str | None]) -> bool:
+    """Whether the references in `rewrites` (positions in `counted`) may replace the fixes: not a lone one beside
+    an original the visible tests fail on, unless every fix raises or times out where the two agree; not ones that
+    pass fewer of the model's asserts than the best fix."""
+    if len(counted) == 1 and not outputs.original_passes and not all(
+            any(want is not None and failed(got) for got, want in zip(outputs.fixes[i], expected)) for i in fixes):
+        return False
+    return not outputs.asserts or max(_passed(counted[k], outputs.asserts) for k in rewrites) >= max(
+        _passed(outputs.fixes[i], outputs.asserts) for i in fixes)
 
 
 def shortlist(outputs: Outputs, reference_texts: Sequence[str] = ()) -> Shortlist:
@@ -89,15 +101,10 @@ def shortlist(outputs: Outputs, reference_texts: Sequence[str] = ()) -> Shortlis
     fix_met = [met(outputs.fixes[i], expected) for i in fixes]
     texts = [reference_texts[i] for i in refs] if reference_texts else ()
     keep, rewrites = favoured(fix_met, [met(out, expected) for out in counted], texts)
-    if rewrites and fixes and len(counted) == 1 and not outputs.original_passes and not all(
-            any(want is not None and failed(got) for got, want in zip(outputs.fixes[i], expected)) for i in fixes):
-        keep, rewrites = [k for k, m in enumerate(fix_met) if m == max(fix_met)], []
-    if rewrites and fixes and outputs.asserts and max(
-            _passed(counted[k], outputs.asserts) for k in rewrites) < max(
-            _passed(outputs.fixes[i], outputs.asserts) for i in fixes):
-        keep, rewrites = [k for k, m in enumerate(fix_met) if m == max(fix_met)], []
-    kept = _fewest_new_failures([fixes[k] for k in keep], outputs)
+    if rewrites and fixes and not _may_replace(outputs, fixes, counted, rewrites, expected):
+        keep, rewrites = _most(range(len(fixes)), lambda k: fix_met[k]), []
+    kept = _most([fixes[k] for k in keep], lambda i: -_new_failures(outputs.fixes[i], outputs.original))
     if kept and len(counted) == 1:
-        kept = _agreeing(kept, outputs, counted[0])
+        kept = _most(kept, lambda i: _agreed(outputs.fixes[i], counted[0]))
     return Shortlist(fixes=kept, references=[refs[k] for k in rewrites], expected=expected,
                      set_aside=len(outputs.fixes) - len(fixes) + len(outputs.references) - len(refs))
