@@ -80,13 +80,18 @@ def _new_failures(fix: Sequence[str], original: Sequence[str]) -> int:
     return sum(1 for got, was in zip(fix, original) if failed(got) and not failed(was))
 
 
+def _fails_where_expected(fix: Sequence[str], expected: Sequence[str | None]) -> bool:
+    """Whether a fix raises or times out on an input where a value is expected."""
+    return any(want is not None and failed(got) for got, want in zip(fix, expected))
+
+
 def _may_replace(outputs: Outputs, fixes: list[int], counted: list[Sequence[str]], rewrites: list[int],
                  expected: Sequence[str | None]) -> bool:
     """Whether the references in `rewrites` (positions in `counted`) may replace the fixes: not a lone one beside
     an original the visible tests fail on, unless every fix raises or times out where the two agree; not ones that
     pass fewer of the model's asserts than the best fix."""
-    if len(counted) == 1 and not outputs.original_passes and not all(
-            any(want is not None and failed(got) for got, want in zip(outputs.fixes[i], expected)) for i in fixes):
+    lone_beside_failing_original = len(counted) == 1 and not outputs.original_passes
+    if lone_beside_failing_original and not all(_fails_where_expected(outputs.fixes[i], expected) for i in fixes):
         return False
     return not outputs.asserts or max(_passed(counted[k], outputs.asserts) for k in rewrites) >= max(
         _passed(outputs.fixes[i], outputs.asserts) for i in fixes)
