@@ -11,6 +11,7 @@ from .code import split_docstring, target_kind, unwritten
 from .parts import function_names, function_parts
 from .state import Seen
 from .types import Attempt, Briefing, Target
+from .unused import unused_note
 
 SYSTEM = """You repair one buggy Python function so that its tests pass.
 The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.
@@ -117,6 +118,8 @@ def _described(target: Target, numbered: str) -> list[str]:
 def _task(target: Target, briefing: Briefing, numbered: str = "") -> str:
     """The task; `numbered` shows the code with line numbers instead (for line edits)."""
     parts = _described(target, numbered)
+    note = "" if unwritten(target.source) else unused_note(target.source)
+    parts += [note] if note else []
     if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
         parts += ["It lives next to this code:", fence(target.context)]
     if briefing.tests.strip():
