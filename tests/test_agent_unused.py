@@ -39,6 +39,12 @@ def test_names_read_anywhere_declared_global_private_looped_unpacked_or_paramete
     assert unused_note(source) == ""
 
 
+def test_a_function_that_reads_its_locals_through_locals_names_none():
+    source = "def f(n):\n    indent = ' ' * n\n    return '{indent}x'.format(**locals())\n"
+    assert unused(source) == {}
+    assert unused(source.replace("**locals()", "indent=''")) == {"f": ("indent",)}
+
+
 def test_each_of_a_caller_and_its_helper_is_checked_and_bad_code_names_nothing():
     source = "def helper(a):\n    b: int = a\n    return a\n\n\ndef caller(x):\n    y = helper(x)\n    return x\n"
     assert unused(source) == {"helper": ("b",), "caller": ("y",)}

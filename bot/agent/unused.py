@@ -23,10 +23,14 @@ def unused(source: str) -> dict[str, tuple[str, ...]]:
 
 def _unread(func: Function) -> tuple[str, ...]:
     """Names bound by a plain assignment (`x = ...`, `x: T = ...`, `(x := ...)`; not a loop's, a `with`'s or an
-    unpacking's, which idiom leaves unread) that no code of the function reads, `del`s or declares global."""
+    unpacking's, which idiom leaves unread) that no code of the function reads, `del`s or declares global; none
+    when it calls `locals()`."""
     quiet: set[str] = set()
     assigned: dict[str, None] = {}
     for node in ast.walk(func):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in ("locals", "vars") \
+                and not node.args:
+            return ()  # `'{indent}{name}'.format(**locals())` reads every local
         if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Store):
             quiet.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
