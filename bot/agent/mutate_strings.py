@@ -16,7 +16,7 @@ expressions (bot/agent/mutate_regex.py) or docstrings.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 from .mutate_text import Edit, Text
@@ -101,10 +101,9 @@ def _edits(source: str, literals: list[Literal]) -> Iterator[Edit | None]:
                 yield _spanning(source, changed)
 
 
-def _joined(nodes: Sequence[ast.AST], literals: Sequence[Literal], text: Text) -> Iterator[Edit]:
+def _joined(nodes: Sequence[ast.AST], plain: Mapping[tuple[int, int], Literal], text: Text) -> Iterator[Edit]:
     """`a + " of " + x + " the "` -> `a + " of the "`: in a chain of `+`, the operand between two plain literals
     dropped and the literals made one; whitespace on both sides of the seam becomes the left one's."""
-    plain = {(lit.start, lit.end): lit for lit in literals}
     for n in nodes:
         if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) and isinstance(n.left, ast.BinOp)
                 and isinstance(n.left.op, ast.Add)):
@@ -119,9 +118,8 @@ def _joined(nodes: Sequence[ast.AST], literals: Sequence[Literal], text: Text) -
             yield left.start, right.end, left.written(left.value + seam)
 
 
-def _split_any(nodes: Sequence[ast.AST], literals: Sequence[Literal], text: Text) -> Iterator[Edit]:
+def _split_any(nodes: Sequence[ast.AST], plain: Mapping[tuple[int, int], Literal], text: Text) -> Iterator[Edit]:
     """`s.split(' ')` -> `s.split()`: the separator's literal removed from a split or rsplit call."""
-    plain = {(lit.start, lit.end): lit for lit in literals}
     for n in nodes:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("split", "rsplit") \
                 and len(n.args) == 1 and not n.keywords:
@@ -136,5 +134,6 @@ def string_edits(text: Text, nodes: Sequence[ast.AST], segment: Callable[[ast.AS
     """Every edit of the scope's plain string literals (`patterns`, regular expressions, are left alone)."""
     literals = _literals(text, nodes, segment, patterns)
     yield from (edit for edit in _edits(text.source, literals) if edit is not None)
-    yield from _joined(nodes, literals, text)
-    yield from _split_any(nodes, literals, text)
+    plain = {(lit.start, lit.end): lit for lit in literals}  # the literals by span, as their call or chain finds them
+    yield from _joined(nodes, plain, text)
+    yield from _split_any(nodes, plain, text)

@@ -118,7 +118,7 @@ def _described(target: Target, numbered: str) -> list[str]:
 def _task(target: Target, briefing: Briefing, numbered: str = "") -> str:
     """The task; `numbered` shows the code with line numbers instead (for line edits)."""
     parts = _described(target, numbered)
-    note = "" if unwritten(target.source) else unused_note(target.source)
+    note = unused_note(target.source)  # "" for a stub to write: it assigns nothing
     parts += [note] if note else []
     if any(line.strip() and not line.startswith(("import ", "from ")) for line in target.context.splitlines()):
         parts += ["It lives next to this code:", fence(target.context)]

@@ -17,7 +17,7 @@ def unused(source: str) -> dict[str, tuple[str, ...]]:
         tree = ast.parse(textwrap.dedent(source))
     except SyntaxError:
         return {}
-    found = {f.name: _unread(f) for f in tree.body if isinstance(f, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    found = {f.name: _unread(f) for f in tree.body if isinstance(f, Function)}
     return {name: names for name, names in found.items() if names}
 
 
