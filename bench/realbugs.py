@@ -185,8 +185,8 @@ def parse_args(argv: list[str] | None) -> Namespace:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--bugs", metavar="IDS", help="comma-separated bug ids, e.g. youtube-dl-1,youtube-dl-7 "
-                                                      "(default: all 51)")
-    parser.add_argument("--project", help="only this project's bugs: youtube-dl, httpie or PySnooper")
+                                                      "(default: all in the manifest)")
+    parser.add_argument("--project", help="only this project's bugs (the manifest's `project`, e.g. luigi)")
     parser.add_argument("--part", metavar="K/N", help="only the K-th of N consecutive slices of the selection")
     parser.add_argument("--wall", type=float, default=WALL_S, metavar="S",
                         help=f"fixbot's --wall per bug (default {WALL_S:g}); past it plus {GRACE_S:g} s the bench "

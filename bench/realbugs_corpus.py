@@ -31,6 +31,7 @@ class Bug:
     test_files: tuple[str, ...]  # the exposing tests' files: the test command runs all of them
     pytest_ids: tuple[str, ...]  # the exposing tests
     fix_files: tuple[str, ...]  # the non-test files the developers' fix changed
+    split: str = "dev"  # "dev" (debug and tune on it) or "holdout" (measured only as a whole, by a bench run)
     setup: tuple[str, ...] = ()  # a user's set-up commands for its environment (SETTINGS), passed as --setup
 
     @property
@@ -63,7 +64,8 @@ def load_manifest(data: Path, settings_file: Path = SETTINGS) -> list[Bug]:
     for line in filter(str.strip, lines):
         d = json.loads(line)
         bugs.append(Bug(d["id"], d["project"], int(d["bug"]), tuple(d["test_files"]), tuple(d["pytest_ids"]),
-                        tuple(d["fix_files"]), tuple(settings.get(d["id"], {}).get("setup", ()))))
+                        tuple(d["fix_files"]), d.get("split", "dev"),
+                        tuple(settings.get(d["id"], {}).get("setup", ()))))
     return bugs  # settings for ids another manifest does not hold apply to nothing (the reports list those used)
 
 

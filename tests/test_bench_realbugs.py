@@ -28,7 +28,8 @@ def git(*args: str, cwd: Path) -> str:
 
 def test_the_selection_narrows_in_manifest_order_and_its_parts_cover_it_once(shared_data):
     bugs = load_manifest(shared_data / "realbugs")
-    assert len(bugs) == 51 and len(select(bugs, project="youtube-dl")) == 43
+    assert len(bugs) == 123 and len(select(bugs, project="youtube-dl")) == 43
+    assert {b.split for b in bugs} == {"dev", "holdout"} and sum(b.split == "dev" for b in bugs) == 102
     assert [b.id for b in select(bugs, project="youtube-dl", part="1/43")] == ["youtube-dl-1"]
     assert [b.id for b in select(bugs, ids="youtube-dl-7,httpie-2")] == ["httpie-2", "youtube-dl-7"]
     parts = [select(bugs, project="youtube-dl", part=f"{k}/4") for k in range(1, 5)]
@@ -74,7 +75,7 @@ def test_bad_user_settings_are_a_bench_error(shared_data, tmp_path, settings, me
     ({"ids": "youtube-dl-1,youtube-dl-99"}, "--bugs: unknown bug id(s) youtube-dl-99"),
     ({"part": "3/2"}, "--part '3/2': use K/N with 1 <= K <= N"),
     ({"part": "0/2"}, "--part '0/2'"),
-    ({"project": "django"}, "--project 'django': choose from PySnooper, httpie, youtube-dl"),
+    ({"project": "django"}, "--project 'django': choose from PySnooper, black, httpie, luigi, tornado, youtube-dl"),
     ({"ids": "httpie-1", "project": "youtube-dl"}, "no bug selected"),
 ])
 def test_a_bad_selection_is_a_bench_error(shared_data, kwargs, message):
