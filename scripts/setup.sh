@@ -45,12 +45,14 @@ if [ -z "${CMAKE_ARGS:-}" ]; then
   CMAKE_ARGS="$(cat scripts/llama-cmake-args)$(cpu_features | sed 's/.*/ -DGGML_&=ON/' | tr -d '\n')"
 fi
 export CMAKE_ARGS
+# Every package comes from requirements/dev.lock, pinned and hashed (`make lock` refreshes it from pyproject.toml's
+# ranges), so one commit installs the same packages on every machine; fixbot itself goes in last, editable.
 stamp=.venv/.fixbot-setup-stamp
-want="$( (cat pyproject.toml; echo "$CMAKE_ARGS") | sha256sum | cut -c1-16)"
+want="$( (cat requirements/dev.lock pyproject.toml; echo "$CMAKE_ARGS") | sha256sum | cut -c1-16)"
 if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
-  say "installing fixbot into .venv (the first time compiles llama-cpp-python: ~8 min on 2 cores)"
-  .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -e ".[local,transformers,eval,dev]"
+  say "installing requirements/dev.lock and fixbot into .venv (the first time compiles llama-cpp-python: ~8 min)"
+  .venv/bin/python -m pip install -q --require-hashes -r requirements/dev.lock
+  .venv/bin/python -m pip install -q --no-deps -e .
   echo "$want" > "$stamp"
 fi
 
