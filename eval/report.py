@@ -68,6 +68,8 @@ def _search_summary(results: Sequence[TaskResult]) -> dict[str, Any]:
     seconds = sum(s["seconds"] for s in rounds)
     return {
         "fixed_by_search": sum(r.passed for r in by_search),
+        # one edit away from a model's candidate: the model and the search made it together
+        "fixed_by_search_on_model": sum(r.passed for r in results if r.fixed_by == "search-on-model"),
         "search_visible_passed_hidden_failed": sum(not r.passed for r in by_search),
         "search_rounds": len(rounds),
         "search_candidates": sum(s["candidates"] for s in rounds),
@@ -109,8 +111,10 @@ def table(summary: dict[str, Any]) -> str:
         budget = summary.get("task_seconds", RUN_DEFAULTS["task_seconds"])
         rows.append(f"{cut} task(s) stopped on the wall-time budget ({budget:g} s) before their iterations ran out")
     if "search_rounds" in summary:
-        rows.append(f"search: {summary['fixed_by_search']} fixed (+{summary['search_visible_passed_hidden_failed']} "
-                    f"passing only the visible tests) · {summary['search_candidates']} candidates in "
+        rows.append(f"search: {summary['fixed_by_search']} fixed alone "
+                    f"(+{summary['search_visible_passed_hidden_failed']} passing only the visible tests), "
+                    f"{summary.get('fixed_by_search_on_model', 0)} one edit from a "
+                    f"model's candidate · {summary['search_candidates']} candidates in "
                     f"{summary['search_seconds']:.0f} s ({summary['search_candidates_per_s']:.0f}/s)")
     if "selected" in summary:
         rows.append(f"vote: {summary['selected']} fixes chosen, {summary['selected_among_several']} among several "

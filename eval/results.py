@@ -7,7 +7,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.agent.types import StopReason
+from bot.agent.types import FixedBy, StopReason
 from bot.errors import UserError
 
 TaskStop = StopReason | Literal["error"]  # "error": the task's run failed (its `error` says how)
@@ -30,7 +30,7 @@ class TaskResult:
     attempts: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None
     searches: list[dict[str, Any]] = field(default_factory=list)  # mutation search rounds (--search)
-    fixed_by: Literal["model", "search"] | None = None  # when the visible tests passed
+    fixed_by: FixedBy | None = None  # when the visible tests passed
     selection: dict[str, Any] | None = None  # how the fix was chosen by vote (examples protocol: bot/agent/select.py)
 
     @property

@@ -18,6 +18,7 @@ class ExampleFix:
     path: str  # relative to the example's root
     qualname: str  # "mean", or "Cart.total" for a method
     fixed: str  # the whole fixed function, dedented
+    added_lines: int = 0  # lines the fix adds (a missing branch); the others change exactly one line
 
 
 FIXES: dict[str, list[ExampleFix]] = {
@@ -57,6 +58,23 @@ def to_meters(value: float, unit: str) -> float:
         raise ValueError(f"unknown unit of length {unit!r}")
     return value * METERS_PER_UNIT[unit]
 ''')],
+    "missing-branch": [ExampleFix("durations.py", "parse_duration", '''\
+def parse_duration(text: str) -> int:
+    """The seconds in a duration made of parts like "1h", "30m" and "5s", in any order ("1h30m", "2m5s", "45s").
+    A ValueError names text that holds no such part."""
+    parts = _PART.findall(text)
+    if not parts:
+        raise ValueError(f"not a duration: {text!r}")
+    total = 0
+    for amount, unit in parts:
+        if unit == "h":
+            total += int(amount) * 3600
+        elif unit == "m":
+            total += int(amount) * 60
+        elif unit == "s":
+            total += int(amount)
+    return total
+''', added_lines=2)],
     "two-bugs": [
         ExampleFix("geometry/points.py", "manhattan", '''\
 def manhattan(p: Point, q: Point) -> float:

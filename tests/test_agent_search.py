@@ -70,7 +70,7 @@ def test_a_one_edit_bug_is_fixed_before_any_model_call():
 def test_the_models_failing_candidate_is_searched_after_its_test():
     # 2a + b is two edits from `a - b` but one from the model's `a * 2 - b`
     result, llm, _, _ = run(lambda a, b: 2 * a + b, ["```python\ndef add(a, b):\n    return a * 2 - b\n```"])
-    assert result.status == "fixed" and result.fixed_by == "search" and len(llm.calls) == 1
+    assert result.status == "fixed" and result.fixed_by == "search-on-model" and len(llm.calls) == 1
     assert [(s.base, s.fixed) for s in result.searches] == [("the original (buggy) function", False),
                                                              ("attempt 1", True)]
     assert "return a * 2 + b" in result.final_code and '"""Return twice a, plus b."""' in result.final_code

@@ -92,7 +92,7 @@ def test_each_example_is_fixed_and_the_patch_turns_the_suite_green(example, tmp_
     assert touched == sorted({f.path for f in fixes})
     assert [r.target.qualname for r in result.repairs if r.status == "fixed"] != []
     assert {r.target.qualname for r in result.repairs if r.status == "fixed"} == {f.qualname for f in fixes}
-    assert 1 <= result.changed_lines <= 2 * len(fixes)
+    assert 1 <= result.changed_lines <= sum(2 + f.added_lines for f in fixes)
     assert result.explanation and result.runs[-1].purpose == "verify" and not result.runs[-1].failed
     after = suite_after_patch(root, result.diff, env.image, env.pythonpath)
     assert after.green and len(after.passed) >= len(result.failures) + 1, after.output
@@ -225,6 +225,7 @@ def test_green_and_flaky_suites_have_nothing_to_fix(tmp_path, docker_client, san
 
 
 BY_SEARCH = {"class-method": {"Cart.total"}, "helper-bug": {"apply_discount"}, "one-module": {"letter_grade"},
+             "missing-branch": set(),  # a new branch is more than one edit away
              "syntax-error": set(),  # a function that does not parse has no mutants
              "third-party-dep": set(),  # more than one edit away
              "two-bugs": {"Box.around", "manhattan"}}
@@ -240,6 +241,8 @@ def test_the_search_fixes_one_edit_examples_before_asking_the_model(example, tmp
     assert result.status == "fixed", result.message
     by_search = {r.target.qualname for r in result.repairs if r.status == "fixed" and any(s.fixed for s in r.searches)}
     assert by_search == BY_SEARCH[example]
+    makers = {r.target.qualname: r.made_by for r in result.repairs if r.status == "fixed"}
+    assert makers == {q: "search" if q in BY_SEARCH[example] else "model" for q in makers}
     assert not {name.split(".")[-1] for name in by_search} & set(llm.asked)
     assert suite_after_patch(root, result.diff, env.image, env.pythonpath).failed == frozenset()
     assert "## Mutation search" in to_markdown(result)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ast
+import difflib
 import os
 import re
 import shutil
@@ -89,8 +90,13 @@ def test_fix_is_a_small_change_of_one_function(example, tmp_path):
         original = (EXAMPLES / example / fix.path).read_text()
         fixed = replace_function(original, fix.qualname, fix.fixed)
         old, new = original.splitlines(), fixed.splitlines()
-        assert len(old) == len(new), "a one-line bug keeps the line count"
-        assert sum(a != b for a, b in zip(old, new)) == 1, "exactly one line differs"
+        assert len(new) == len(old) + fix.added_lines, "a one-line bug keeps the line count; a missing branch adds"
+        changes = [op for op in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes()
+                   if op[0] != "equal"]
+        if fix.added_lines:
+            assert [op[0] for op in changes] == ["insert"], "a missing branch only adds lines"
+        else:
+            assert sum(a != b for a, b in zip(old, new)) == 1, "exactly one line differs"
 
 
 @pytest.mark.parametrize("example", sorted(FIXES))

@@ -16,6 +16,9 @@ AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 # the candidates for the choice (node "score")
 Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat", "written", "scored"]
 Status = Literal["fixed", "not_fixed"]
+# who wrote a fix: the mutation search from the original alone, the model's candidate as it came, or the search one
+# edit away from a model's candidate (both took part)
+FixedBy = Literal["search", "model", "search-on-model"]
 StopReason = Literal["passed", "iterations", "tokens", "time", "unchanged"]
 
 
@@ -126,6 +129,7 @@ class SearchRound:
     edit: str  # the winning edit, for people: "line 4: `<` -> `<=`"
     seconds: float
     hinted: int = 0  # passing mutants shown to the model instead (ambiguous under weak tests)
+    around_model: bool = False  # the base was a model's candidate, not the original function
 
 
 @dataclass(frozen=True)
@@ -145,10 +149,13 @@ class AgentResult:
         return len({a.iteration for a in self.attempts})
 
     @property
-    def fixed_by(self) -> Literal["model", "search"] | None:
+    def fixed_by(self) -> FixedBy | None:
         if self.final_code is None:
             return None
-        return "search" if any(s.fixed for s in self.searches) else "model"
+        winning = next((s for s in self.searches if s.fixed), None)
+        if winning is None:
+            return "model"
+        return "search-on-model" if winning.around_model else "search"
 
     @property
     def prompt_tokens(self) -> int:

@@ -24,14 +24,14 @@ from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from .harness import RepoHarness, tests_pass, with_code
 from .hold_back import with_held_back
 from .locate import locate
-from .missing import described, missing_names, with_stubs
+from .missing import described, is_stub, missing_names, with_stubs
 from .pairs import next_pair, pair_key
 from .patch import PatchRejected, make_patch, validate
 from .paths import in_paths
 from .project_files import folders_of_tests, is_target_file
 from .renames import find_renames, rename_explanation, rename_repair
 from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run, unrunnable
-from .result import FixResult, RepairStatus, RepairStop, TargetRepair, Timings
+from .result import FixResult, MadeBy, RepairStatus, RepairStop, TargetRepair, Timings
 from .stop import alarm_at
 from .testrun import TestCommand
 from .turns import alone, another_pass, share, turn
@@ -89,12 +89,12 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
     start = time.monotonic()
 
     def record(status: RepairStatus, stop_reason: RepairStop, attempts: Sequence[Attempt] = (),
-               changed: int | None = None, fixed: str | None = None,
-               searches: Sequence[SearchRound] = ()) -> TargetRepair:
+               changed: int | None = None, fixed: str | None = None, searches: Sequence[SearchRound] = (),
+               made_by: MadeBy | None = None) -> TargetRepair:
         return TargetRepair(target=spans[0], tests=tuple(sorted(tests)), status=status, stop_reason=stop_reason,
                             attempts=tuple(attempts), changed_lines=changed, wall_s=time.monotonic() - start,
                             original=source, fixed=fixed, searches=tuple(searches), guards=len(harness.guards),
-                            helper=spans[1] if len(spans) > 1 else None)
+                            helper=spans[1] if len(spans) > 1 else None, made_by=made_by, stub=is_stub(source))
 
     ctx.say(f"  guarding {len(harness.guards)} test(s) that passed before and ran it")
     part: Excerpt | None = None
@@ -134,7 +134,8 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
     if result.stop_reason == "unchanged":
         ctx.say(f"  the model answered with {spans[0].qualname} unchanged {options.repair.budgets.unchanged} times: "
                 "it sees nothing to mend there; going on")
-    return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches)
+    return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches,
+                  result.fixed_by)
 
 
 def _report_internal_error(ctx: FixRun, exc: Exception) -> None:

@@ -153,8 +153,9 @@ def rename_repair(files: Mapping[str, bytes], rename: Rename) -> TargetRepair:
                                             f"`{rename.old}` renamed",))
     before = target_source(files, target)
     after = target_source({rename.path: b"".join(lines)}, target)
-    return TargetRepair(target=target, tests=rename.tests, status="fixed", stop_reason="renamed", attempts=(),
-                        changed_lines=changed_lines(before, after), wall_s=0.0, original=before, fixed=after)
+    return TargetRepair(target=target, tests=rename.tests, status="fixed", stop_reason="renamed", made_by="rename",
+                        attempts=(), changed_lines=changed_lines(before, after), wall_s=0.0, original=before,
+                        fixed=after)
 
 
 def rename_explanation(repair: TargetRepair) -> str:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from bot.agent.types import Attempt, SearchRound, StopReason
+from bot.agent.types import Attempt, FixedBy, SearchRound, StopReason
 from bot.failures import Failure
 
 from .types import CodeTarget, FixStatus, TestRun
@@ -22,6 +22,8 @@ RepairStatus = Literal["fixed", "not_fixed", "regressed"]
 # a method renamed to the name the tests call (bot/fix/renames.py)
 RepairStop = StopReason | Literal["passed_without_change", "stopped", "error", "internal_error", "search_only",
                                   "renamed"]
+# who wrote a repair's code: the agent's makers (bot/agent/types.py), or the rename step (bot/fix/renames.py)
+MadeBy = FixedBy | Literal["rename"]
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,8 @@ class TargetRepair:
     guards: int = 0  # tests that passed before and ran the target, which every candidate had to keep passing
     broken: tuple[str, ...] = ()  # regressed: the tests that passed before and failed in the whole suite with it
     helper: CodeTarget | None = None  # a two-span repair: the helper `target` calls, changed together with it
+    made_by: MadeBy | None = None  # fixed or regressed: who wrote the code
+    stub: bool = False  # the target was a stub for a function the tests use and the project lacked (missing.py)
 
     @property
     def spans(self) -> tuple[CodeTarget, ...]:
@@ -163,7 +167,7 @@ def to_markdown(result: FixResult) -> str:
                   f"{', '.join(f'`{pin}`' for pin in result.held_back)}, the lowest the project declares, where fewer "
                   "fail. Consider an upper bound, or adapting to the newer releases.", ""]
     if result.explanation:
-        lines += ["## Root cause", "", result.explanation, ""]
+        lines += ["## Root cause", "", result.explanation, "", *_makers(result)]
     if result.diff:
         lines += ["## Patch", "", _fence(result.diff, "diff"), ""]
     if result.best:
@@ -188,6 +192,20 @@ def to_markdown(result: FixResult) -> str:
         lines += [f"| {r.purpose} | {r.passed} | {len(r.failed)} | {r.duration_s:.1f} |" for r in result.runs]
         lines.append("")
     return "\n".join(lines)
+
+
+MAKERS: dict[str, str] = {"search": "the mutation search, one edit from the original",
+                          "model": "the model's candidate, as it answered",
+                          "search-on-model": "the mutation search, one edit from the model's candidate",
+                          "rename": "the rename step (a method renamed to the name its tests call)"}
+
+
+def _makers(result: FixResult) -> list[str]:
+    """Who wrote each kept repair, one line each."""
+    kept = [r for r in result.repairs if r.status == "fixed" and r.made_by]
+    return [f"- {r.where}: written by {MAKERS[r.made_by or '']}" + (" (a stub for a missing function, written)"
+                                                                    if r.stub else "") for r in kept] + \
+        ([""] if kept else [])
 
 
 def _best_lines(best: BestAttempt) -> list[str]:
