@@ -1,31 +1,32 @@
-"""The real-bug benchmark: `fixbot fix` on bugs that real projects' developers fixed (../shared/data/realbugs:
-youtube-dl 43, httpie 5, PySnooper 3), scored independently of fixbot's own claims.
+"""The real-bug benchmark: `fixbot fix` on bugs that real projects' developers fixed (../shared/data/realbugs: 123
+bugs of youtube-dl, luigi, black, tornado, httpie and PySnooper, split into `dev` and `holdout`), judged on each
+project's whole suite, independently of fixbot's own claims.
 
-For each bug: a fresh checkout of its `bug-N` tag; `fixbot fix DIR --test-cmd "pytest <the bug's test files>"`
-as a subprocess (its output in OUT/bugs/ID/fixbot.log, one progress line here when the bug is done); then, in
-fixbot's Docker sandbox, the bug's test files at `bug-N`, at the developers' `fix-N` and with fixbot's fix.patch
-applied to a fresh `bug-N`. A bug is
+For each bug: a fresh checkout of its `bug-N` tag; the command its CI runs for the whole suite, found the way
+`fixbot init` finds it; `fixbot fix DIR --test-cmd SUITE --from-log CI_LOG` as a subprocess, given what a red CI
+run gives fixbot (the suite's command, and a log naming the exposing tests as the failing ones; other tests that
+fail here, for the sandbox's lack of a network or another environment, are not the CI's failure), its output in
+OUT/bugs/ID/fixbot.log, one progress line here when the bug is done; then the judge (bench/realbugs_score.py):
+the whole suite in fixbot's Docker sandbox at `bug-N`, at the developers' `fix-N` and with fixbot's patch. A
+bug's verdict is
 
-  fixed         fixbot exited 0, its patch makes the exposing tests pass, and every test of those files that
-                passed at bug-N still passes;
-  reproduced    the exposing tests fail at bug-N and pass at fix-N, and the other tests that pass at bug-N pass
-                at fix-N too (others that fail at bug-N only are the same bug: the developers' fix repairs them);
-  regression accepted   fixbot exited 0 with a patch that breaks a test that passed (must be 0);
-  same functions        (fixed) the patch changes the same functions/spans as the developers' fix;
-  identical             (fixed) the changed modules equal fix-N's after normalisation (equal ASTs).
+  fixed                fixbot exited 0, its patch applies, every exposing test passes and no test of the whole
+                       suite that passed at bug-N (and at fix-N) fails with the patch;
+  regression accepted  fixbot exited 0 with a patch that breaks such a test (must never happen);
+  not reproduced       the exposing tests do not fail at bug-N and pass at fix-N here (the row says why);
+  not fixed            anything else; `no verdict` when the judge itself could not run (its error is kept).
 
-Each finished bug is appended to OUT/results.jsonl; a re-run skips recorded bugs (--force runs them again),
-so an interrupted bench (Ctrl-C, SIGTERM) resumes where it stopped. OUT/summary.json summarises every bug
-recorded in OUT (all --part slices run into it), per project: fixed/reproduced/total, same functions,
-identical, regressions accepted, exit-2 runs with their reasons, median wall time and model calls per bug,
-and the model's speed on this machine (measured before the first bug unless --no-speed).
+Each bug's row (bench/rows.py: commit, date, the model's speed line, split, verdict, seconds, who made each fix,
+the files and functions touched beside the developers', identical or not, every regression, the tests set
+aside) is appended to bench/results/realbugs-COMMIT.jsonl as the bug ends; a re-run at the same commit skips the
+bugs recorded there (--force runs them again), so a run interrupted or cut into --part K/N slices resumes and
+completes one file. `bench/tables.py` prints the tables from the rows (dev beside holdout, per project).
 
-With --reproduce-only, no fixbot fix and no model: only the test environment and the reproduction of each bug
-(bench/realbugs_setup.py), recorded apart from the fixing runs (OUT/reproduce.jsonl, reproduce-summary.json).
+The holdout split is measured only as a whole: --bugs may name dev bugs only.
 
-    .venv/bin/python bench/realbugs.py [--bugs youtube-dl-1,youtube-dl-7 | --project youtube-dl] [--part K/N]
+    .venv/bin/python bench/realbugs.py [--bugs ID,ID | --project luigi | --split dev] [--part K/N]
         [--wall 600] [--model llamacpp:bundled] [--fixbot-args "--agent thought-patch"] [--out DIR] [--force]
-        [--no-speed] [--json] [--results-md [FILE]] [--report-only] [--reproduce-only]
+        [--no-speed] [--report-only] [--reproduce-only]
 """
 from __future__ import annotations
 
@@ -41,48 +42,56 @@ import time
 from argparse import Namespace
 from pathlib import Path
 
-import realbugs_setup_report as setup_report
+import realbugs_report as fixing
+import realbugs_reproduce as reproduce
 from common import Interrupted, signal_of, sigterm_raises, speed_line, stop_child
-from realbugs_corpus import DEFAULT_DATA, REPO, BenchError, Bug, Bundles, load_manifest, select
-from realbugs_report import console_table, markdown_section, read_results, summarize, update_results_md
+from realbugs_corpus import (
+    DEFAULT_DATA,
+    REPO,
+    BenchError,
+    Bug,
+    Bundles,
+    SuiteCommand,
+    load_manifest,
+    select,
+    suite_command,
+)
 from realbugs_score import Score
-from realbugs_setup import CONFIG, RESULTS, run_reproductions
+from rows import append_row, code_commit, read_rows, rows_path, stamp
 
 from bot.errors import UserError
 from bot.llm import DEFAULT_MODEL
 
 PROG = "realbugs.py"
+BENCH = "realbugs"
 WALL_S = 600.0
 GRACE_S = 60.0  # past --wall plus this, the bench stops fixbot itself (and records that it overran)
 STOP_WAIT_S = 60.0  # for fixbot to write its report after SIGTERM
-RESULTS_MD = REPO / "bench" / "RESULTS.md"
-
-
-def _git(*args: str) -> str:
-    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
-
-
-def code_commit() -> str:
-    """The commit the bench's fixbot runs, with +dirty when its code (bot/, sandbox/) differs from it."""
-    dirty = _git("status", "--porcelain", "--", "bot", "sandbox")
-    return _git("rev-parse", "--short", "HEAD") + ("+dirty" if dirty else "")
+CONFIG_KEYS = ("model", "wall", "fixbot_args")  # a rows file holds one configuration
 
 
 def to_run(bugs: list[Bug], recorded: dict[str, dict], force: bool) -> list[Bug]:
     return list(bugs) if force else [b for b in bugs if b.id not in recorded]
 
 
-def fixbot_command(bug: Bug, repo: Path, out: Path, args: Namespace) -> list[str]:
-    """`fixbot fix` as the bench runs it: the bug's test files, the bench's settings, the bug's user setup."""
-    return [sys.executable, "-m", "bot.cli.main", "fix", str(repo), "--test-cmd", bug.test_cmd, "--out", str(out),
-            "--wall", f"{args.wall:g}", "--model", args.model, *args.extra,
+def ci_log(bug: Bug) -> str:
+    """What the project's red CI run says, as pytest's summary prints it: the exposing tests failed."""
+    failed = "".join(f"FAILED {test}\n" for test in bug.pytest_ids)
+    return (f"{' test session starts ':=^80}\n{' short test summary info ':=^80}\n{failed}"
+            f"{f' {len(bug.pytest_ids)} failed ':=^80}\n")
+
+
+def fixbot_command(bug: Bug, repo: Path, out: Path, suite: SuiteCommand, log: Path, args: Namespace) -> list[str]:
+    """`fixbot fix` as the bench runs it, given what a red CI run gives fixbot: the whole suite's command and the
+    log naming the failing tests (`log`, from ci_log); the bench's settings and the bug's user setup."""
+    return [sys.executable, "-m", "bot.cli.main", "fix", str(repo), "--test-cmd", suite.command, "--from-log",
+            str(log), "--out", str(out), "--wall", f"{args.wall:g}", "--model", args.model, *args.extra,
             *(arg for command in bug.setup for arg in ("--setup", command))]
 
 
-def run_fixbot(bug: Bug, repo: Path, out: Path, log: Path, args: Namespace) -> dict:
-    """`fixbot fix` on the checkout, its output streamed to `log`; what it did, read from its report.json."""
+def run_fixbot(cmd: list[str], out: Path, log: Path, args: Namespace) -> dict:
+    """`fixbot fix` as a subprocess, its output streamed to `log`; what it did, read from its report.json."""
     shutil.rmtree(out, ignore_errors=True)  # an older run's report must not be read as this one's
-    cmd = fixbot_command(bug, repo, out, args)
     start = time.monotonic()
     overran = False
     with log.open("wb") as sink:  # a --force re-run starts its log afresh
@@ -101,14 +110,17 @@ def run_fixbot(bug: Bug, repo: Path, out: Path, log: Path, args: Namespace) -> d
             raise
     wall = time.monotonic() - start
     report = _read_json(out / "report.json")
-    calls = sum(len(r.get("attempts", ())) for r in report.get("repairs", ())) if report else 0
+    repairs = (report or {}).get("repairs", ())
     reason = ""  # why a run ended without a verdict: exit 2, or no report at all (a crash, a kill)
     if proc.returncode == 2 or report is None:
         reason = (report or {}).get("error") or _last_line(log)
     patch = out / "fix.patch"
     return {"exit_code": proc.returncode, "status": (report or {}).get("status", "no report"),
-            "message": (report or {}).get("message", ""), "reason": reason, "wall_s": round(wall, 1),
-            "overran": overran, "model_calls": calls, "patch": patch.read_text() if patch.exists() else ""}
+            "message": (report or {}).get("message", ""), "reason": reason, "seconds": round(wall, 1),
+            "overran": overran, "model_calls": sum(len(r.get("attempts", ())) for r in repairs),
+            "made_by": [r.get("made_by") or "?" for r in repairs if r.get("status") == "fixed"],
+            "stubs_written": sum(bool(r.get("stub")) for r in repairs if r.get("status") == "fixed"),
+            "patch": patch.read_text() if patch.exists() else ""}
 
 
 def _read_json(path: Path) -> dict | None:
@@ -123,30 +135,45 @@ def _last_line(path: Path) -> str:
     return lines[-1] if lines else "no output"
 
 
-def record(bug: Bug, run: dict, score: Score, commit: str) -> dict:
+def verdict_of(score: Score) -> str:
     v = score.verdict
-    return {"id": bug.id, "project": bug.project, "bug": bug.number, "date": time.strftime("%Y-%m-%d %H:%M"),
-            "commit": commit, **{k: run[k] for k in run if k != "patch"}, "patch_lines": len(run["patch"].splitlines()),
-            "user_setup": list(bug.setup),
-            "reproduced": v.reproduced, "patch_applies": v.patch_applies, "exposing_pass": v.exposing_pass,
-            "fixed": v.fixed, "regression": v.regression, "broken": list(v.broken),
+    if v is None:
+        return "no verdict"
+    if v.regression:
+        return "regression accepted"
+    if v.fixed:
+        return "fixed"
+    return "not fixed" if v.reproduced else "not reproduced"
+
+
+def make_row(bug: Bug, suite: SuiteCommand, run: dict, score: Score, head: dict, config: dict) -> dict:
+    v = score.verdict
+    return {**head, **config, "id": bug.id, "project": bug.project, "split": bug.split,
+            "verdict": verdict_of(score), "reproduced": v.reproduced if v else None,
+            "why_not_reproduced": v.why_not if v else "", "judge_error": score.error,
+            "suite": {"command": suite.command, "source": suite.source, "runs": score.counts},
+            **{k: run[k] for k in run if k != "patch"}, "patch_lines": len(run["patch"].splitlines()),
+            "patch_applies": v.patch_applies if v else None, "exposing_pass": v.exposing_pass if v else None,
+            "regressions": list(v.regressions) if v else [], "flaky_with_patch": list(v.flaky) if v else [],
+            "set_aside": v.set_aside.__dict__ if v else {},
+            "files": list(score.fixbot_files), "developer_files": list(score.developer_files),
+            "functions": list(score.fixbot_spans), "developer_functions": list(score.developer_spans),
             "same_functions": score.same_functions, "identical": score.identical,
-            "fixbot_spans": list(score.fixbot_spans), "developer_spans": list(score.developer_spans),
-            "score_error": score.error, "tests_s": round(score.tests_s, 1), "counts": score.counts}
+            "judge_seconds": score.seconds, "user_setup": list(bug.setup)}
 
 
 def progress_line(i: int, n: int, r: dict) -> str:
     def yes(v: object) -> str:
         return "-" if v is None else "yes" if v else "no"
-    verdict = "REGRESSION ACCEPTED" if r["regression"] else "FIXED" if r["fixed"] else "not fixed"
-    line = (f"[{i}/{n}] {r['id']}: {verdict} · fixbot exit {r['exit_code']} ({r['status']}) · {r['wall_s']:.0f} s · "
-            f"{r['model_calls']} model call(s) · reproduced {yes(r['reproduced'])} · same functions "
+    line = (f"[{i}/{n}] {r['id']}: {r['verdict'].upper() if r['verdict'] != 'not fixed' else 'not fixed'} · "
+            f"fixbot exit {r['exit_code']} ({r['status']}) · {r['seconds']:.0f} s · {r['model_calls']} model call(s)"
+            f"{' · made by ' + ', '.join(r['made_by']) if r['made_by'] else ''} · same functions "
             f"{yes(r['same_functions'])} · identical {yes(r['identical'])}")
-    extra = r["reason"] or r["score_error"] or ("overran --wall" if r["overran"] else "")
+    extra = r["reason"] or r["judge_error"] or r["why_not_reproduced"] or ("overran --wall" if r["overran"] else "")
     return line + (f" · {extra}" if extra else "")
 
 
-def bench_bug(bug: Bug, bundles: Bundles, args: Namespace, commit: str) -> dict:
+def bench_bug(bug: Bug, bundles: Bundles, args: Namespace, head: dict, config: dict) -> dict:
     from realbugs_score import score_bug
 
     from sandbox.containers import connect
@@ -155,25 +182,26 @@ def bench_bug(bug: Bug, bundles: Bundles, args: Namespace, commit: str) -> dict:
     where.mkdir(parents=True, exist_ok=True)
     repo = bundles.checkout(bug.project, bug.bug_tag, where / "repo")
     try:
-        run = run_fixbot(bug, repo, where / "fixbot", where / "fixbot.log", args)
+        suite = suite_command(repo)
+        (where / "ci.log").write_text(ci_log(bug), encoding="utf-8")
+        cmd = fixbot_command(bug, repo, where / "fixbot", suite, where / "ci.log", args)
+        run = run_fixbot(cmd, where / "fixbot", where / "fixbot.log", args)
     finally:
         bundles.remove(bug.project, repo)
-    score = score_bug(bug, bundles, run["patch"], run["exit_code"], where / "score", client=connect())
-    return record(bug, run, score, commit)
+    score = score_bug(bug, bundles, suite, run["patch"], run["exit_code"] == 0, where / "judge", client=connect(),
+                      cache=where / "suite-runs.json")
+    return make_row(bug, suite, run, score, head, config)
 
 
-def check_config(path: Path, args: Namespace) -> dict:
-    """run.json: what every bug in OUT ran with. A resume with another model, wall or fixbot arguments would mix
-    two benches in one summary, so it is refused."""
-    config = {"model": args.model, "wall": args.wall, "fixbot_args": args.extra}
-    state = _read_json(path) or {}
-    if args.report_only:
-        return {**config, **state}
-    old = {k: state[k] for k in config if k in state}
-    if old and old != config:
-        raise BenchError(f"{path.parent} holds a run with {json.dumps(old)}, not {json.dumps(config)}; "
-                         "use another --out")
-    return {**state, **config}
+def check_config(rows: dict[str, dict], config: dict) -> None:
+    """A rows file holds one configuration: a resume with another model, wall or fixbot arguments would mix two
+    benches in one figure, so it is refused."""
+    old = {tuple((k, json.dumps(r.get(k))) for k in CONFIG_KEYS) for r in rows.values()}
+    new = tuple((k, json.dumps(config[k])) for k in CONFIG_KEYS)
+    if old and old != {new}:
+        mine = ", ".join(f"{k}={v}" for k, v in new)
+        raise BenchError(f"the rows of this commit were made with another configuration than {mine}; run that "
+                         "configuration, or this one at another commit")
 
 
 def _speed(args: Namespace) -> dict | None:
@@ -184,9 +212,10 @@ def _speed(args: Namespace) -> dict | None:
 def parse_args(argv: list[str] | None) -> Namespace:
     parser = argparse.ArgumentParser(prog=PROG, description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--bugs", metavar="IDS", help="comma-separated bug ids, e.g. youtube-dl-1,youtube-dl-7 "
+    parser.add_argument("--bugs", metavar="IDS", help="comma-separated dev bug ids, e.g. youtube-dl-1,luigi-3 "
                                                       "(default: all in the manifest)")
     parser.add_argument("--project", help="only this project's bugs (the manifest's `project`, e.g. luigi)")
+    parser.add_argument("--split", choices=("dev", "holdout"), help="only this split's bugs")
     parser.add_argument("--part", metavar="K/N", help="only the K-th of N consecutive slices of the selection")
     parser.add_argument("--wall", type=float, default=WALL_S, metavar="S",
                         help=f"fixbot's --wall per bug (default {WALL_S:g}); past it plus {GRACE_S:g} s the bench "
@@ -198,17 +227,19 @@ def parse_args(argv: list[str] | None) -> Namespace:
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help="the realbugs directory (manifest.jsonl, bundles)")
     parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "fixbot" / "bench-realbugs",
-                        help="results, logs and the bundles' clones (default ~/.cache/fixbot/bench-realbugs)")
+                        help="logs, the judge's cached runs and the bundles' clones (default "
+                             "~/.cache/fixbot/bench-realbugs); the rows of a run whose code is not committed too")
+    parser.add_argument("--rows", type=Path, metavar="FILE",
+                        help="the rows file to write or (with --report-only) read (default "
+                             "bench/results/realbugs-COMMIT.jsonl)")
     parser.add_argument("--force", action="store_true", help="run the selected bugs again even when recorded")
     parser.add_argument("--no-speed", action="store_true", help="skip measuring the model's speed before the bugs")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON (progress goes to stderr)")
-    parser.add_argument("--results-md", nargs="?", type=Path, const=RESULTS_MD, metavar="FILE",
-                        help=f"write this results directory's section of {RESULTS_MD.relative_to(REPO)} (or FILE)")
-    parser.add_argument("--report-only", action="store_true", help="run nothing: summarise what OUT holds")
+    parser.add_argument("--report-only", action="store_true", help="run nothing: summarise the rows file")
     parser.add_argument("--reproduce-only", action="store_true",
                         help="no fixbot fix, no model: build each bug's environment as fixbot does (twice: a first "
-                             "build, then a reuse) and run its test files at bug-N and fix-N; records in "
-                             f"OUT/{RESULTS}, its own summary and RESULTS.md section")
+                             "build, then a reuse) and run the whole suite at bug-N and fix-N; rows in "
+                             "bench/results/reproduce-COMMIT.jsonl (bench/realbugs_reproduce.py)")
     args = parser.parse_args(argv)
     if args.wall <= 0:
         raise BenchError("--wall must be a positive number of seconds")
@@ -220,42 +251,13 @@ def parse_args(argv: list[str] | None) -> Namespace:
     return args
 
 
-def write_summary(args: Namespace, config: dict, bugs: list[Bug]) -> dict:
-    """summary.json over every bug recorded in OUT (in manifest order), and the RESULTS.md section if asked."""
-    recorded = read_results(args.out / "results.jsonl")
-    records = [recorded[b.id] for b in bugs if b.id in recorded]
-    speed = config.get("model_speed")
-    summary = {"date": time.strftime("%Y-%m-%d"), "out": str(args.out), "model": config["model"],
-               "wall": config["wall"], "fixbot_args": config["fixbot_args"],
-               "commits": sorted({r["commit"] for r in records}), "commands": config.get("commands", []),
-               "model_speed": speed, "speed_line": speed_line(speed, 1) if speed else None, **summarize(records)}
-    (args.out / "summary.json").write_text(json.dumps(summary, indent=2) + "\n")
-    if args.results_md:
-        section = markdown_section(str(args.out), date=summary["date"], commits=summary["commits"],
-                                   command=" ; ".join(summary["commands"]), speed=summary["speed_line"],
-                                   fixbot=shlex.join(["--model", config["model"], "--wall", f"{config['wall']:g}",
-                                                      *config["fixbot_args"]]),
-                                   summary=summary, records=records)
-        update_results_md(args.results_md, str(args.out), section)
-    return summary
-
-
-def _files(args: Namespace) -> tuple[str, str]:
-    """Where this mode's records and its configuration live in OUT (each mode has its own)."""
-    return (RESULTS, CONFIG) if args.reproduce_only else ("results.jsonl", "run.json")
-
-
-def run_bugs(todo: list[Bug], args: Namespace, say) -> None:
+def run_bugs(todo: list[Bug], args: Namespace, rows: Path, head: dict, config: dict, say) -> None:
     bundles = Bundles(args.data, args.out / "clones")
-    commit = code_commit()
-    with (args.out / "results.jsonl").open("a", encoding="utf-8") as results:
-        for i, bug in enumerate(todo, 1):
-            say(f"[{i}/{len(todo)}] {bug.id}: fixbot fix ... (log: {args.out / 'bugs' / bug.id / 'fixbot.log'})")
-            r = bench_bug(bug, bundles, args, commit)
-            results.write(json.dumps(r) + "\n")
-            results.flush()
-            os.fsync(results.fileno())
-            say(progress_line(i, len(todo), r))
+    for i, bug in enumerate(todo, 1):
+        say(f"[{i}/{len(todo)}] {bug.id}: fixbot fix ... (log: {args.out / 'bugs' / bug.id / 'fixbot.log'})")
+        row = bench_bug(bug, bundles, args, {**head, "date": time.strftime("%Y-%m-%d %H:%M")}, config)
+        append_row(rows, row)
+        say(progress_line(i, len(todo), row))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -264,12 +266,16 @@ def main(argv: list[str] | None = None) -> int:
         args = parse_args(argv)
         stream = sys.stderr if args.json else sys.stdout
         all_bugs = load_manifest(args.data)
-        chosen = select(all_bugs, ids=args.bugs, project=args.project, part=args.part)
+        chosen = select(all_bugs, ids=args.bugs, project=args.project, split=args.split, part=args.part)
         args.out.mkdir(parents=True, exist_ok=True)
-        results, run_json = _files(args)
-        config = (_read_json(args.out / run_json) or {}) if args.reproduce_only else check_config(args.out / run_json,
-                                                                                                 args)
-        todo = [] if args.report_only else to_run(chosen, read_results(args.out / results), args.force)
+        commit = code_commit()
+        bench = reproduce.BENCH if args.reproduce_only else BENCH
+        rows = args.rows or rows_path(bench, commit, args.out)
+        config = {"model": args.model, "wall": args.wall, "fixbot_args": args.extra}
+        recorded = read_rows(rows, "id")
+        if not args.reproduce_only and not args.report_only:
+            check_config(recorded, config)
+        todo = [] if args.report_only else to_run(chosen, recorded, args.force)
     except UserError as exc:
         print(f"{PROG}: error: {exc}", file=sys.stderr)
         return 2
@@ -277,40 +283,32 @@ def main(argv: list[str] | None = None) -> int:
     def say(line: str) -> None:
         print(line, file=stream, flush=True)
 
-    if todo:  # the section in RESULTS.md names every command that added bugs to OUT
-        command = shlex.join([".venv/bin/python", "bench/realbugs.py", *(sys.argv[1:] if argv is None else argv)])
-        config["commands"] = list(dict.fromkeys([*config.get("commands", []), command]))
     if not args.report_only:
         say(f"{len(chosen)} bug(s) selected, {len(todo)} to run, {len(chosen) - len(todo)} already recorded in "
-            f"{args.out}")
+            f"{rows}")
     code = 0
     try:
         with sigterm_raises():
-            if todo and not args.no_speed and not args.reproduce_only:
-                config["model_speed"] = _speed(args)
-                if config["model_speed"]:
-                    say(speed_line(config["model_speed"], 1))
-            if todo:
-                (args.out / run_json).write_text(json.dumps(config, indent=2) + "\n")
-                if args.reproduce_only:
-                    run_reproductions(todo, Bundles(args.data, args.out / "clones"), args.out, say,
-                                      commit=code_commit())
-                else:
-                    run_bugs(todo, args, say)
+            if args.reproduce_only and todo:
+                reproduce.run_reproductions(todo, Bundles(args.data, args.out / "clones"), args.out, rows,
+                                            stamp(bench, commit, "no model"), say)
+            elif todo:
+                speed = _speed(args)
+                line = speed_line(speed, 1) if speed else None
+                if line:
+                    say(line)
+                run_bugs(todo, args, rows, stamp(BENCH, commit, line), config, say)
     except (KeyboardInterrupt, Interrupted) as exc:
         signum = signal_of(exc)
         say(f"interrupted ({signal.Signals(signum).name}): the bug under way is not recorded; run again to resume")
         code = 128 + signum
-    if args.reproduce_only:
-        summary = setup_report.write_summary(args.out, config, all_bugs, args.results_md)
-        table = setup_report.console_table(summary)
-    else:
-        summary = write_summary(args, config, all_bugs)
-        table = console_table(summary)
+    report = reproduce if args.reproduce_only else fixing
+    summary = report.summarize(list(read_rows(rows, "id").values()))
     if args.json:
         print(json.dumps(summary))
     else:
-        say(table)
+        say(f"rows: {rows}")
+        say(report.console_table(summary))
     return code
 
 

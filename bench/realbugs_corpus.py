@@ -12,7 +12,9 @@ import yaml
 from common import part_slice
 
 from bot.errors import UserError
+from bot.fix.checkout import load_checkout
 from bot.fix.environment import EnvRequest
+from bot.init.test_command import detect_checkout_tests
 
 REPO = Path(__file__).resolve().parents[1]
 DEFAULT_DATA = REPO.parent / "shared" / "data" / "realbugs"
@@ -52,6 +54,20 @@ class Bug:
         return EnvRequest(setup=self.setup)
 
 
+@dataclass(frozen=True)
+class SuiteCommand:
+    """The project's whole suite as its CI runs it, found the way `fixbot init` finds it."""
+
+    command: str  # as fixbot's --test-cmd
+    source: str  # where it came from: "tox.ini [testenv] commands"
+
+
+def suite_command(root: Path) -> SuiteCommand:
+    """The whole-suite command of the checkout at `root` (bot/init/test_command.py)."""
+    found = detect_checkout_tests(load_checkout(root))
+    return SuiteCommand(found.command, found.source)
+
+
 def load_manifest(data: Path, settings_file: Path = SETTINGS) -> list[Bug]:
     path = data / "manifest.jsonl"
     try:
@@ -84,18 +100,23 @@ def user_settings(path: Path = SETTINGS) -> dict[str, dict]:
     return settings
 
 
-def select(bugs: list[Bug], *, ids: str | None = None, project: str | None = None,
+def select(bugs: list[Bug], *, ids: str | None = None, project: str | None = None, split: str | None = None,
            part: str | None = None) -> list[Bug]:
-    """The bugs a run takes, in manifest order: --bugs (comma-separated ids) or all, narrowed to --project,
-    then the K-th of N consecutive slices (--part K/N)."""
+    """The bugs a run takes, in manifest order: --bugs (comma-separated dev ids: the holdout is measured only as
+    a whole) or all, narrowed to --project and --split, then the K-th of N consecutive slices (--part K/N)."""
     chosen = bugs
     if ids:
         wanted = [i.strip() for i in ids.split(",") if i.strip()]
-        known = {b.id for b in bugs}
+        known = {b.id: b for b in bugs}
         unknown = [i for i in wanted if i not in known]
         if unknown:
             raise BenchError(f"--bugs: unknown bug id(s) {', '.join(unknown)} (ids look like youtube-dl-7)")
+        if any(known[i].split != "dev" for i in wanted):
+            raise BenchError("--bugs names a holdout bug: the holdout split is measured only as a whole "
+                             "(--split holdout, or no selection)")
         chosen = [b for b in bugs if b.id in set(wanted)]
+    if split:
+        chosen = [b for b in chosen if b.split == split]
     if project:
         projects = sorted({b.project for b in bugs})
         if project not in projects:

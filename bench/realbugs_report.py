@@ -1,57 +1,67 @@
-"""The real-bug bench's numbers: the summary of its per-bug records, the console table, and the section of
-bench/RESULTS.md (replaced in place when the same results directory is written again)."""
+"""The real-bug bench's numbers, from its rows (bench/results/realbugs-COMMIT.jsonl): dev beside holdout, per
+project, who made each fix, and the lines a reader checks first (regressions accepted, exit-2 runs, bugs that do
+not reproduce and why)."""
 from __future__ import annotations
 
-import json
 import statistics
-from pathlib import Path
+from collections import Counter
 
-from common import aligned, replace_section
+from common import aligned
 
-COLUMNS = (("bugs", "total"), ("reproduced", "reproduced"), ("fixed", "fixed"),
-           ("same functions", "same_functions"), ("identical", "identical"),
-           ("regressions accepted", "regressions"), ("exit 2", "exit2"), ("over --wall", "overran"),
-           ("median wall s", "median_wall_s"), ("median model calls", "median_model_calls"))
-
-
-def read_results(path: Path) -> dict[str, dict]:
-    """The recorded bugs by id; a bug recorded twice (--force) counts by its last record."""
-    if not path.exists():
-        return {}
-    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-    return {r["id"]: r for r in records}
+COLUMNS = (("bugs", "total"), ("reproduced", "reproduced"), ("fixed", "fixed"), ("rate", "rate"),
+           ("by search", "search"), ("by model", "model"), ("search on model", "search-on-model"),
+           ("by rename", "rename"), ("identical", "identical"), ("same functions", "same_functions"),
+           ("regressions", "regressions"), ("exit 2", "exit2"), ("median s", "median_s"))
+SPLITS = ("dev", "holdout")
 
 
 def _median(values: list[float]) -> float | None:
     return round(statistics.median(values), 1) if values else None
 
 
-def _row(records: list[dict]) -> dict:
-    fixed = [r for r in records if r["fixed"]]
-    return {"total": len(records), "reproduced": sum(bool(r["reproduced"]) for r in records), "fixed": len(fixed),
-            "same_functions": sum(bool(r["same_functions"]) for r in fixed),
+def fix_makers(rows: list[dict]) -> Counter:
+    """Fixed bugs by who made them: a bug whose kept repairs were all made by one maker counts for it; a bug
+    fixed by several makers counts for each of them."""
+    makers: Counter = Counter()
+    for r in rows:
+        if r["verdict"] == "fixed":
+            makers.update(set(r["made_by"]))
+    return makers
+
+
+def _row(rows: list[dict]) -> dict:
+    fixed = [r for r in rows if r["verdict"] == "fixed"]
+    makers = fix_makers(rows)
+    return {"total": len(rows), "reproduced": sum(bool(r["reproduced"]) for r in rows), "fixed": len(fixed),
+            "rate": f"{len(fixed) / len(rows):.3f}" if rows else "-",
+            **{m: makers.get(m, 0) for m in ("search", "model", "search-on-model", "rename")},
             "identical": sum(bool(r["identical"]) for r in fixed),
-            "regressions": sum(bool(r["regression"]) for r in records),
-            "exit2": sum(r["exit_code"] == 2 for r in records), "overran": sum(bool(r["overran"]) for r in records),
-            "median_wall_s": _median([r["wall_s"] for r in records]),
-            "median_model_calls": _median([r["model_calls"] for r in records])}
+            "same_functions": sum(bool(r["same_functions"]) for r in fixed),
+            "regressions": sum(r["verdict"] == "regression accepted" for r in rows),
+            "exit2": sum(r["exit_code"] == 2 for r in rows),
+            "median_s": _median([r["seconds"] for r in rows])}
 
 
-def summarize(records: list[dict]) -> dict:
-    """Per project and in all: fixed / reproduced / total, fixed with the developers' functions, identical to
-    their fix, regressions accepted, exit-2 runs (and why), runs that overran --wall, median wall and calls."""
-    projects = sorted({r["project"] for r in records})
-    statuses: dict[str, int] = {}
-    for r in records:
-        statuses[r["status"]] = statuses.get(r["status"], 0) + 1
-    return {"bugs": len(records), "projects": {p: _row([r for r in records if r["project"] == p]) for p in projects},
-            "total": _row(records), "statuses": dict(sorted(statuses.items())),
-            "exit2_reasons": {r["id"]: r["reason"] for r in records if r["exit_code"] == 2},
-            "no_report": {r["id"]: r["reason"] for r in records
-                          if r["exit_code"] != 2 and r["status"] == "no report"},
-            "score_errors": {r["id"]: r["score_error"] for r in records if r["score_error"]},
-            "user_setup": user_setups(records),
-            "regressions": {r["id"]: r["broken"] for r in records if r["regression"]}}
+def summarize(rows: list[dict]) -> dict:
+    """Per split and project, per split, and in all; and per bug what a reader checks first."""
+    ordered = sorted(rows, key=lambda r: (r["split"], r["project"], r["id"]))
+    dev = [r for r in ordered if r["split"] == "dev"]  # holdout bugs are never listed one by one, only counted
+    held = [r for r in ordered if r["split"] != "dev"]
+    table = {}
+    for split in SPLITS:
+        mine = [r for r in ordered if r["split"] == split]
+        for project in sorted({r["project"] for r in mine}):
+            table[f"{split} · {project}"] = _row([r for r in mine if r["project"] == project])
+        table[f"{split} · all"] = _row(mine)
+    table["all"] = _row(ordered)
+    return {"bugs": len(rows), "commits": sorted({r["commit"] for r in rows}),
+            "speeds": sorted({r["speed"] for r in rows}), "rows": table,
+            "regressions": {r["id"]: r["regressions"] for r in dev if r["verdict"] == "regression accepted"},
+            "exit2": {r["id"]: r["reason"] for r in dev if r["exit_code"] == 2},
+            "no_verdict": {r["id"]: r["judge_error"] for r in dev if r["verdict"] == "no verdict"},
+            "not_reproduced": {r["id"]: r["why_not_reproduced"] for r in dev if r["verdict"] == "not reproduced"},
+            "holdout": dict(Counter(r["verdict"] for r in held)) | {"exit 2": sum(r["exit_code"] == 2 for r in held)},
+            "set_aside": dict(sum((Counter(r["set_aside"]) for r in rows), Counter()))}
 
 
 def _cell(value: object) -> str:
@@ -59,67 +69,31 @@ def _cell(value: object) -> str:
 
 
 def table_rows(summary: dict) -> list[list[str]]:
-    rows = [[p] + [_cell(row[k]) for _, k in COLUMNS] for p, row in summary["projects"].items()]
-    return rows + [["all"] + [_cell(summary["total"][k]) for _, k in COLUMNS]]
+    return [[name] + [_cell(row[k]) for _, k in COLUMNS] for name, row in summary["rows"].items()]
+
+
+def head() -> list[str]:
+    return ["split · project"] + [name for name, _ in COLUMNS]
+
+
+def notes(summary: dict) -> list[str]:
+    """The lines under the table: the dev bugs a reader checks first, one by one; the holdout's only as counts."""
+    lines = [f"commit(s) {', '.join(summary['commits'])} · {'; '.join(summary['speeds'])}"]
+    if summary["holdout"]:
+        lines.append("holdout, counted only: " + ", ".join(f"{n} {k}" for k, n in sorted(summary["holdout"].items())
+                                                           if n))
+    lines += [f"REGRESSION ACCEPTED · {b}: broke {', '.join(t)}" for b, t in summary["regressions"].items()]
+    lines += [f"exit 2 · {b}: {why}" for b, why in summary["exit2"].items()]
+    lines += [f"no verdict · {b}: {why}" for b, why in summary["no_verdict"].items()]
+    lines += [f"not reproduced · {b}: {why}" for b, why in summary["not_reproduced"].items()]
+    aside = summary["set_aside"]
+    if aside:
+        lines.append("tests set aside by the judge, over all bugs: " +
+                     ", ".join(f"{n} {k.replace('_', ' ')}" for k, n in sorted(aside.items())))
+    return lines
 
 
 def console_table(summary: dict) -> str:
-    head = ["project"] + [name for name, _ in COLUMNS]
-    lines = aligned([head] + table_rows(summary))
-    lines += [f"exit 2 · {bug}: {reason}" for bug, reason in summary["exit2_reasons"].items()]
-    lines += [f"no report · {bug}: {reason}" for bug, reason in summary["no_report"].items()]
-    lines += [f"not scored · {bug}: {error}" for bug, error in summary["score_errors"].items()]
-    lines += [f"REGRESSION ACCEPTED · {bug}: broke {', '.join(broken)}"
-              for bug, broken in summary["regressions"].items()]
-    lines += setup_notes(summary)
-    return "\n".join(lines)
-
-
-def user_setups(records: list[dict]) -> dict[str, list[str]]:
-    """The bugs that ran with a user's setup (bench/realbugs_settings.yml), with its commands."""
-    return {r["id"]: r["user_setup"] for r in records if r.get("user_setup")}
-
-
-def setup_notes(summary: dict) -> list[str]:
-    return [f"with a user's setup (bench/realbugs_settings.yml) · {b}: {' && '.join(c)}"
-            for b, c in summary.get("user_setup", {}).items()]
-
-
-def md_table(head: list[str], rows: list[list[str]]) -> list[str]:
-    def line(cells: list[str]) -> str:
-        return "| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |"
-    return [line(head), "|" + "---|" * len(head)] + [line(r) for r in rows]
-
-
-def _bug_row(r: dict) -> list[str]:
-    def flag(v: object) -> str:
-        return "-" if v is None else "yes" if v else "no"
-    return [r["id"], str(r["exit_code"]), r["status"], flag(r["reproduced"]), flag(r["fixed"]),
-            flag(r["same_functions"]), flag(r["identical"]), f"{r['wall_s']:.0f}", str(r["model_calls"]),
-            (r["reason"] or r["score_error"] or r["message"])[:120]]
-
-
-def markdown_section(key: str, *, date: str, commits: list[str], command: str, fixbot: str, speed: str | None,
-                     summary: dict, records: list[dict]) -> str:
-    lines = [f"<!-- realbugs: {key} -->", f"### Real bugs: {summary['bugs']} bug(s), {date}", "",
-             f"- commit(s): {', '.join(f'`{c}`' for c in commits)}", f"- command: `{command}`",
-             f"- fixbot fix with `{fixbot}`", f"- {speed or 'model speed: not measured'}", f"- results: `{key}`", ""]
-    lines += md_table(["project"] + [name for name, _ in COLUMNS], table_rows(summary)) + [""]
-    notes = [f"- exit 2 · {b}: {why}" for b, why in summary["exit2_reasons"].items()]
-    notes += [f"- no report · {b}: {why}" for b, why in summary["no_report"].items()]
-    notes += [f"- not scored · {b}: {why}" for b, why in summary["score_errors"].items()]
-    notes += [f"- regression accepted · {b}: broke {', '.join(t)}" for b, t in summary["regressions"].items()]
-    notes += [f"- {n}" for n in setup_notes(summary)]
-    lines += notes + ([""] if notes else []) + ["<details><summary>per bug</summary>", ""]
-    lines += md_table(["bug", "exit", "status", "reproduced", "fixed", "same functions", "identical", "wall s",
-                        "model calls", "reason / message"], [_bug_row(r) for r in records])
-    return "\n".join(lines + ["", "</details>", f"<!-- /realbugs: {key} -->"]) + "\n"
-
-
-HEADER = ("# Benchmark results\n\nWritten by the benches themselves (`bench/realbugs.py --results-md`): each "
-          "section names the command, the commit and the model's speed on the machine that ran it.\n\n")
-
-
-def update_results_md(path: Path, key: str, section: str) -> None:
-    """Replaces the section of results directory `key` in `path`, or appends it (the file made when missing)."""
-    replace_section(path, "realbugs", key, section, HEADER)
+    if not summary["bugs"]:
+        return "no rows yet"
+    return "\n".join(aligned([head()] + table_rows(summary)) + notes(summary))

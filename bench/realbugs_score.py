@@ -1,51 +1,110 @@
-"""Scoring one bug independently of fixbot's own claims: the exposing tests and their neighbours run in
-fixbot's Docker sandbox at `bug-N`, at `fix-N` and with fixbot's patch applied (by `git apply`) to a fresh
-`bug-N`; the patch is compared with the developers' fix by the spans it changes and by the modules' ASTs."""
+"""The real-bug judge, independent of fixbot's own claims: the project's whole suite (the command its CI runs, as
+`fixbot init` finds it: realbugs_corpus.suite_command) in fixbot's Docker sandbox at `bug-N`, at the developers'
+`fix-N` and with fixbot's patch applied (by `git apply`) to a fresh `bug-N`, each version in a pytest process of
+its own; the patch is compared with the developers' fix by the files and spans it changes and by the modules' ASTs.
+
+  reproduced   every exposing test fails at bug-N and passes at fix-N
+  set aside    tests no verdict is judged by, counted per bug: those that tried to reach another machine (the
+               sandbox has no network), those that fail at bug-N and at fix-N alike (the environment, or broken
+               before the bug), and those that pass at bug-N and fail at fix-N (changed by the developers' fix)
+  regression   a test that passed at bug-N and at fix-N fails with the patch, and fails again when run alone (one
+               that passes then is counted flaky, not a regression)
+  fixed        fixbot exited 0, its patch applies, every exposing test passes with it, and there is no regression
+
+The runs at bug-N and fix-N depend on the bug and its environment only, so they are kept in `cache` (a JSON file
+per bug, keyed by the environment's image and the command) and a second bench run of the bug runs the suite once."""
 from __future__ import annotations
 
 import ast
 import difflib
+import json
 import subprocess
 import time
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from realbugs_corpus import Bug, Bundles
+from realbugs_corpus import Bug, Bundles, SuiteCommand
 
 from bot.errors import UserError
 from bot.fix.checkout import load_checkout
 from bot.fix.environment import prepare_environment
-from bot.fix.testrun import TestCommand, run_many
+from bot.fix.testrun import TestCommand, run_tests
 from bot.fix.types import Checkout, TestRun
 from sandbox import open_sandbox
 
-TESTS_TIMEOUT_S = 600.0  # a whole file of tests, once per version
-TEST_TIMEOUT_S = 60.0  # one test: a patch that makes a test hang fails that test, not the scoring
+SUITE_TIMEOUT_S = 1200.0  # one whole-suite run of one version
+TEST_TIMEOUT_S = 60.0  # one test: a patch that makes a test hang fails that test, not the judging
+ERROR_CHARS = 200
+
+
+@dataclass(frozen=True)
+class SuiteOutcome:
+    """One whole-suite run as the judge keeps it."""
+
+    passed: frozenset[str]
+    failed: frozenset[str]
+    network: frozenset[str]  # tests (or modules) that tried to reach another machine
+    errors: Mapping[str, str]  # failed test -> one line: its error type and message
+    seconds: float
+    timed_out: bool = False
+
+    @classmethod
+    def of(cls, run: TestRun) -> SuiteOutcome:
+        errors = {}
+        for f in run.failures:
+            message = " ".join((f.message or f.assertion or "").split())
+            text = message if not f.error_type or message.startswith(f.error_type) else f"{f.error_type}: {message}"
+            errors[f.test_id] = text[:ERROR_CHARS]
+        return cls(run.passed, run.failed, frozenset(run.network), errors, round(run.duration_s, 1), run.timed_out)
+
+    def to_json(self) -> dict:
+        return {"passed": sorted(self.passed), "failed": sorted(self.failed), "network": sorted(self.network),
+                "errors": dict(self.errors), "seconds": self.seconds, "timed_out": self.timed_out}
+
+    @classmethod
+    def from_json(cls, d: dict) -> SuiteOutcome:
+        return cls(frozenset(d["passed"]), frozenset(d["failed"]), frozenset(d["network"]), d["errors"],
+                   d["seconds"], d.get("timed_out", False))
+
+
+@dataclass(frozen=True)
+class SetAside:
+    network: int = 0
+    environment: int = 0  # fail at bug-N and at fix-N alike
+    changed_by_fix: int = 0  # pass at bug-N, fail at fix-N
 
 
 @dataclass(frozen=True)
 class Verdict:
-    # at bug-N the exposing tests fail, at fix-N they pass, and every other test that passes at bug-N passes at
-    # fix-N too (one that fails at bug-N and passes at fix-N is the same bug, which the manifest did not name)
     reproduced: bool
-    patch_applies: bool | None  # None: no patch
-    exposing_pass: bool | None  # with the patch
-    broken: tuple[str, ...]  # passed at bug-N, fail (or are gone) with the patch
-    fixed: bool
-    regression: bool  # fixbot exited 0 with a patch that breaks a test that passed
+    why_not: str  # not reproduced: why, in one line
+    set_aside: SetAside
+    patch_applies: bool | None = None  # None: no patch
+    exposing_pass: bool | None = None  # with the patch
+    regressions: tuple[str, ...] = ()  # passed at bug-N and fix-N, fail with the patch (twice)
+    flaky: tuple[str, ...] = ()  # failed with the patch once, passed when run again alone
+    fixed: bool = False
+    claimed: bool = False  # fixbot exited 0
+
+    @property
+    def regression(self) -> bool:
+        """fixbot claimed a fix (exit 0) whose patch breaks a test that passed."""
+        return bool(self.regressions) and self.patch_applies is True and self.claimed
 
 
 @dataclass(frozen=True)
 class Score:
-    verdict: Verdict
+    verdict: Verdict | None  # None: the judge could not run (its error says why)
     same_functions: bool | None = None  # None: no patch
     identical: bool | None = None
     fixbot_spans: tuple[str, ...] = ()  # "path::qualname" the patch changes
     developer_spans: tuple[str, ...] = ()
-    tests_s: float = 0.0
-    error: str = ""  # the scoring itself failed (the environment, a test run): nothing above is known
-    counts: dict = field(default_factory=dict)  # passed/failed per version, for the record
+    fixbot_files: tuple[str, ...] = ()
+    developer_files: tuple[str, ...] = ()
+    seconds: float = 0.0
+    error: str = ""
+    counts: dict = field(default_factory=dict)  # passed/failed per version
 
 
 def covers(ids: tuple[str, ...], nodes: frozenset[str]) -> bool:
@@ -59,21 +118,71 @@ def failed_in(ids: tuple[str, ...], failed: frozenset[str]) -> bool:
     return all(covers((i,), failed) or i.partition("::")[0] in failed for i in ids)
 
 
-def others(bug: Bug, nodes: frozenset[str]) -> set[str]:
-    return {n for n in nodes if n.split("[", 1)[0] not in bug.pytest_ids}
+def _base(test: str) -> str:
+    return test.split("[", 1)[0]
 
 
-def judge(bug: Bug, exit_code: int, at_bug: TestRun, at_fix: TestRun, patched: TestRun | None,
-          applies: bool | None) -> Verdict:
-    reproduced = (failed_in(bug.pytest_ids, at_bug.failed) and covers(bug.pytest_ids, at_fix.passed)
-                  and others(bug, at_bug.passed) <= others(bug, at_fix.passed))
+def exposing(bug: Bug, test: str) -> bool:
+    return _base(test) in bug.pytest_ids
+
+
+def _status(test: str, run: SuiteOutcome) -> str:
+    if failed_in((test,), run.failed):
+        return "fails"
+    return "passes" if covers((test,), run.passed) else "does not run"
+
+
+def _error(test: str, run: SuiteOutcome) -> str:
+    found = [e for t, e in run.errors.items() if t == test or _base(t) == test] or \
+        [e for t, e in run.errors.items() if t == test.partition("::")[0]]  # its module did not import
+    return found[0] if found else ""
+
+
+def why_not_reproduced(bug: Bug, at_bug: SuiteOutcome, at_fix: SuiteOutcome) -> str:
+    """One line: the first exposing test that does not pass at fix-N (the network, or the environment, with its
+    error), else the first that does not fail at bug-N."""
+    for test in bug.pytest_ids:
+        if covers((test,), at_fix.passed):
+            continue
+        module = test.partition("::")[0]
+        if any(t == test or _base(t) == test or t == module for t in at_fix.network):
+            return f"network: {test} tries to reach another machine (the sandbox has none)"
+        if at_fix.timed_out:
+            return f"environment: the suite did not finish at fix-N ({test} {_status(test, at_fix)})"
+        error = _error(test, at_fix)
+        return f"environment: {test} {_status(test, at_fix)} at fix-N too" + (f": {error}" if error else "")
+    for test in bug.pytest_ids:
+        if not failed_in((test,), at_bug.failed):
+            return f"the exposing test {test} {_status(test, at_bug)} at bug-N"
+    return ""
+
+
+def set_aside(bug: Bug, at_bug: SuiteOutcome, at_fix: SuiteOutcome) -> tuple[frozenset[str], SetAside]:
+    """The tests no verdict is judged by (see the module doc), and their counts."""
+    network = at_bug.network | at_fix.network
+    both = frozenset(t for t in at_bug.failed & at_fix.failed if not exposing(bug, t)) - network
+    changed = frozenset(t for t in at_bug.passed & at_fix.failed if not exposing(bug, t)) - network
+    return network | both | changed, SetAside(len(network), len(both), len(changed))
+
+
+def judge(bug: Bug, claimed: bool, at_bug: SuiteOutcome, at_fix: SuiteOutcome, patched: SuiteOutcome | None,
+          applies: bool | None, passes_alone: frozenset[str] = frozenset()) -> Verdict:
+    """The verdict on the runs; `passes_alone`: of the tests that failed with the patch, those that passed when
+    run again."""
+    reproduced = failed_in(bug.pytest_ids, at_bug.failed) and covers(bug.pytest_ids, at_fix.passed)
+    why = "" if reproduced else why_not_reproduced(bug, at_bug, at_fix)
+    aside, counts = set_aside(bug, at_bug, at_fix)
     if patched is None:
-        return Verdict(reproduced, applies, None, (), False, False)
+        return Verdict(reproduced, why, counts, applies, claimed=claimed)
     exposing_pass = covers(bug.pytest_ids, patched.passed)
-    broken = tuple(sorted(at_bug.passed - patched.passed))
-    fixed = exit_code == 0 and bool(applies) and exposing_pass and not broken
-    return Verdict(reproduced, applies, exposing_pass, broken, fixed, exit_code == 0 and bool(broken))
+    lost = sorted((at_bug.passed & at_fix.passed) - patched.passed - aside)
+    flaky = tuple(t for t in lost if t in passes_alone)
+    regressions = tuple(t for t in lost if t not in passes_alone)
+    fixed = claimed and bool(applies) and exposing_pass and not regressions
+    return Verdict(reproduced, why, counts, applies, exposing_pass, regressions, flaky, fixed, claimed)
 
+
+# --- spans and identity ----------------------------------------------------------------------------------------
 
 def _statement_names(body: list[ast.stmt], line: int, prefix: str = "") -> str | None:
     for node in body:
@@ -122,8 +231,12 @@ def _text(files: Mapping[str, bytes], path: str) -> str:
     return files.get(path, b"").decode("utf-8", "surrogateescape")
 
 
+def changed_files(base: Mapping[str, bytes], changed: Mapping[str, bytes]) -> set[str]:
+    return {p for p in set(base) | set(changed) if base.get(p) != changed.get(p)}
+
+
 def spans_between(base: Mapping[str, bytes], changed: Mapping[str, bytes]) -> set[str]:
-    paths = {p for p in set(base) | set(changed) if p.endswith(".py") and base.get(p) != changed.get(p)}
+    paths = {p for p in changed_files(base, changed) if p.endswith(".py")}
     return {f"{p}::{name}" for p in paths for name in changed_spans(_text(base, p), _text(changed, p))}
 
 
@@ -137,9 +250,7 @@ def _module_dump(text: str) -> str | None:
 def identical(base: Mapping[str, bytes], patched: Mapping[str, bytes], fix: Mapping[str, bytes]) -> bool:
     """Every file either change touches is the same module in both after normalisation (layout and comments
     apart: equal ASTs; files that do not parse must be equal bytes)."""
-    paths = {p for p in set(base) | set(patched) | set(fix)
-             if base.get(p) != patched.get(p) or base.get(p) != fix.get(p)}
-    for p in paths:
+    for p in changed_files(base, patched) | changed_files(base, fix):
         if patched.get(p) == fix.get(p):
             continue
         if not p.endswith(".py") or None in (patched.get(p), fix.get(p)):
@@ -150,26 +261,12 @@ def identical(base: Mapping[str, bytes], patched: Mapping[str, bytes], fix: Mapp
     return True
 
 
+# --- the runs --------------------------------------------------------------------------------------------------
+
 def _apply(patch: str, root: Path) -> bool:
     proc = subprocess.run(["git", "apply", "--whitespace=nowarn", "-"], cwd=root, input=patch, text=True,
                           capture_output=True)
     return proc.returncode == 0
-
-
-def score_bug(bug: Bug, bundles: Bundles, patch: str, exit_code: int, scratch: Path, *, client,
-              timeout: float = TESTS_TIMEOUT_S) -> Score:
-    """Score fixbot's `patch` (may be empty) for `bug`; worktrees under `scratch` are removed afterwards."""
-    dirs = {name: scratch / name for name in ("bug", "fix", "patched")}
-    try:
-        return _score(bug, bundles, patch, exit_code, dirs, client=client, timeout=timeout)
-    except UserError as exc:  # the environment or pytest refused: the bug cannot be scored here
-        empty = Verdict(False, None, None, (), False, False)
-        return Score(empty, error=str(exc))
-    finally:
-        for d in dirs.values():
-            bundles.remove(bug.project, d)
-        if scratch.is_dir() and not any(scratch.iterdir()):
-            scratch.rmdir()
 
 
 def tree_files(root: Path) -> dict[str, bytes]:
@@ -177,32 +274,87 @@ def tree_files(root: Path) -> dict[str, bytes]:
     return {p: data for p, data in load_checkout(root).files.items() if p != ".git"}
 
 
-def _score(bug: Bug, bundles: Bundles, patch: str, exit_code: int, dirs: dict[str, Path], *, client,
-           timeout: float) -> Score:
+def score_bug(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed: bool, scratch: Path, *,
+              client, cache: Path | None = None, timeout: float = SUITE_TIMEOUT_S) -> Score:
+    """Judge fixbot's `patch` (may be empty) for `bug`; worktrees under `scratch` are removed afterwards."""
+    dirs = {name: scratch / name for name in ("bug", "fix", "patched")}
+    start = time.monotonic()
+    try:
+        score = _score(bug, bundles, suite, patch, claimed, dirs, client=client, cache=cache, timeout=timeout)
+    except UserError as exc:  # the environment or pytest refused: the bug cannot be judged here
+        score = Score(None, error=" ".join(str(exc).split())[:2 * ERROR_CHARS])
+    finally:
+        for d in dirs.values():
+            bundles.remove(bug.project, d)
+        if scratch.is_dir() and not any(scratch.iterdir()):
+            scratch.rmdir()
+    return Score(**{**score.__dict__, "seconds": round(time.monotonic() - start, 1)})
+
+
+class SuiteRunner:
+    """The bug's environment and sandbox, and one whole-suite run per version."""
+
+    def __init__(self, sandbox, command: TestCommand, pythonpath: tuple[str, ...], timeout: float) -> None:
+        self.sandbox, self.command, self.pythonpath, self.timeout = sandbox, command, pythonpath, timeout
+
+    def run(self, files: Mapping[str, bytes], select: frozenset[str] = frozenset()) -> SuiteOutcome:
+        run = run_tests(self.sandbox, files, self.command, pythonpath=self.pythonpath, select=select,
+                        timeout=self.timeout, test_timeout=TEST_TIMEOUT_S, strict=False)
+        return SuiteOutcome.of(run)
+
+
+def cached_runs(cache: Path | None, key: dict, compute) -> tuple[SuiteOutcome, SuiteOutcome]:
+    """The runs at bug-N and fix-N from `cache` when it holds them for `key`, else computed and kept there."""
+    if cache is not None and cache.exists():
+        try:
+            saved = json.loads(cache.read_text(encoding="utf-8"))
+            if saved.get("key") == key:
+                return SuiteOutcome.from_json(saved["bug"]), SuiteOutcome.from_json(saved["fix"])
+        except (ValueError, KeyError):
+            pass
+    at_bug, at_fix = compute()
+    if cache is not None:
+        cache.parent.mkdir(parents=True, exist_ok=True)
+        cache.write_text(json.dumps({"key": key, "bug": at_bug.to_json(), "fix": at_fix.to_json()}) + "\n",
+                         encoding="utf-8")
+    return at_bug, at_fix
+
+
+def _score(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed: bool, dirs: dict[str, Path], *,
+           client, cache: Path | None, timeout: float) -> Score:
     root = bundles.checkout(bug.project, bug.bug_tag, dirs["bug"])
-    at_bug = Checkout(str(root), tree_files(root))
-    at_fix = tree_files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))
-    variants = [at_bug.files, at_fix]
+    base = Checkout(str(root), tree_files(root))
+    fix = tree_files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))
+    patched: dict[str, bytes] | None = None
     applies: bool | None = None
     if patch.strip():
         root = bundles.checkout(bug.project, bug.bug_tag, dirs["patched"])
         applies = _apply(patch, root)
-        if applies:
-            variants.append(tree_files(root))
-    env = prepare_environment(at_bug, bug.env_request, client=client, log=lambda _m: None)  # as fixbot's own run
-    start = time.monotonic()
-    with open_sandbox("docker", image=env.image, pool_size=2) as sandbox:
-        # not strict: a version whose tests cannot be collected has failed runs, like any other failure
-        runs = run_many(sandbox, variants, TestCommand.parse(bug.test_cmd), pythonpath=env.pythonpath,
-                        timeout=timeout, test_timeout=TEST_TIMEOUT_S, strict=False)
-    tests_s = time.monotonic() - start
-    patched = runs[2] if len(runs) > 2 else None
-    verdict = judge(bug, exit_code, runs[0], runs[1], patched, applies)
-    counts = {name: {"passed": len(r.passed), "failed": len(r.failed)}
-              for name, r in zip(("bug", "fix", "patched"), runs)}
+        patched = tree_files(root) if applies else None
+    env = prepare_environment(base, bug.env_request, client=client, log=lambda _m: None)  # as fixbot's own run
+    key = {"image": env.image, "command": suite.command}
+    with open_sandbox("docker", image=env.image, pool_size=1) as sandbox:
+        runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(env.pythonpath), timeout)
+        at_bug, at_fix = cached_runs(cache, key, lambda: (runner.run(base.files), runner.run(fix)))
+        with_patch = runner.run(patched) if patched is not None else None
+        again = frozenset()
+        if with_patch is not None:
+            lost = (at_bug.passed & at_fix.passed) - with_patch.passed
+            if lost:
+                again = runner.run(patched, select=frozenset(lost)).passed
+    verdict = judge(bug, claimed, at_bug, at_fix, with_patch, applies, again)
+    counts = {name: {"passed": len(r.passed), "failed": len(r.failed), "seconds": r.seconds}
+              for name, r in (("bug", at_bug), ("fix", at_fix), ("patched", with_patch)) if r is not None}
+    theirs = spans_between(base.files, fix)
+    score = Score(verdict, developer_spans=tuple(sorted(theirs)),
+                  developer_files=tuple(sorted(changed_files(base.files, fix))), counts=counts)
     if patched is None:
-        return Score(verdict, tests_s=tests_s, counts=counts)
-    mine, theirs = spans_between(at_bug.files, variants[2]), spans_between(at_bug.files, at_fix)
-    return Score(verdict, same_functions=mine == theirs, identical=identical(at_bug.files, variants[2], at_fix),
-                 fixbot_spans=tuple(sorted(mine)), developer_spans=tuple(sorted(theirs)), tests_s=tests_s,
-                 counts=counts)
+        return score
+    mine = spans_between(base.files, patched)
+    return Score(**{**score.__dict__, "same_functions": mine == theirs,
+                    "identical": identical(base.files, patched, fix), "fixbot_spans": tuple(sorted(mine)),
+                    "fixbot_files": tuple(sorted(changed_files(base.files, patched)))})
+
+
+def score_json(score: Score) -> dict:
+    return asdict(score)

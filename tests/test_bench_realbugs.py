@@ -12,9 +12,11 @@ from pathlib import Path
 import psutil
 import pytest
 import realbugs
-from realbugs_corpus import BenchError, Bug, Bundles, load_manifest, select
-from realbugs_report import summarize, update_results_md
-from realbugs_score import changed_spans, identical, score_bug, spans_between
+import tables
+from realbugs_corpus import BenchError, Bug, Bundles, SuiteCommand, load_manifest, select, suite_command
+from realbugs_report import console_table, summarize
+from realbugs_score import SetAside, SuiteOutcome, changed_spans, identical, judge, score_bug, spans_between
+from rows import append_row, code_commit, read_rows, rows_path
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -44,18 +46,42 @@ def test_a_bug_that_needs_a_users_setup_carries_it_and_the_others_none(shared_da
     assert [b.id for b in bugs.values() if b.setup] == ["httpie-1"]
 
 
-def test_fixbot_runs_with_the_bugs_user_setup_and_the_reports_say_so(shared_data, tmp_path):
+def test_fixbot_is_given_the_whole_suite_and_the_ci_log_naming_the_exposing_tests(shared_data, tmp_path):
+    from bot.failures import parse_ci_log
+
     bug = select(load_manifest(shared_data / "realbugs"), ids="httpie-1")[0]
     args = realbugs.parse_args(["--fixbot-args=--no-search", "--out", str(tmp_path)])
-    cmd = realbugs.fixbot_command(bug, tmp_path / "repo", tmp_path / "out", args)
+    suite = SuiteCommand("pytest --doctest-modules ./httpie ./tests", "tox.ini [testenv] commands")
+    cmd = realbugs.fixbot_command(bug, tmp_path / "repo", tmp_path / "out", suite, tmp_path / "ci.log", args)
     assert cmd[cmd.index("--setup") + 1] == bug.setup[0] and "--no-search" in cmd
-    assert cmd[cmd.index("--test-cmd") + 1] == "pytest tests/test_downloads.py"
-    assert "--setup" not in realbugs.fixbot_command(select(load_manifest(shared_data / "realbugs"),
-                                                           ids="youtube-dl-1")[0], tmp_path, tmp_path, args)
-    summary = summarize([{**RECORDS[0], "id": "httpie-1", "project": "httpie", "user_setup": list(bug.setup)}])
-    assert summary["user_setup"] == {"httpie-1": list(bug.setup)}
-    assert realbugs.console_table(summary).splitlines()[-1].startswith(
-        "with a user's setup (bench/realbugs_settings.yml) · httpie-1: pip install")
+    assert cmd[cmd.index("--test-cmd") + 1] == suite.command and cmd[cmd.index("--from-log") + 1].endswith("ci.log")
+    assert [f.test_id for f in parse_ci_log(realbugs.ci_log(bug).encode())] == list(bug.pytest_ids)
+    other = select(load_manifest(shared_data / "realbugs"), ids="youtube-dl-1")[0]
+    assert "--setup" not in realbugs.fixbot_command(other, tmp_path, tmp_path, suite, tmp_path, args)
+
+
+def test_the_suite_command_is_what_fixbot_init_finds_in_the_checkout(shared_data, tmp_path):
+    bundles = Bundles(shared_data / "realbugs", tmp_path / "clones")
+    found = {}
+    for bug_id in ("youtube-dl-1", "httpie-2", "luigi-3"):
+        bug = select(load_manifest(shared_data / "realbugs"), ids=bug_id)[0]
+        root = bundles.checkout(bug.project, bug.bug_tag, tmp_path / bug_id)
+        found[bug.project] = suite_command(root)
+        bundles.remove(bug.project, root)
+    assert found["youtube-dl"].command == "python -m unittest discover -s test"
+    assert found["httpie"].command.startswith("pytest") and found["httpie"].source.startswith("tox.ini")
+    # luigi's CI runs nose (which fixbot does not); its test modules are named test_*.py and *_test.py, which one
+    # unittest discovery pattern cannot both match, so the suite is pytest's
+    assert found["luigi"].command == "pytest"
+
+
+def test_holdout_bugs_are_never_selected_one_by_one():
+    dev = Bug("p-1", "p", 1, ("t.py",), ("t.py::a",), ("a.py",))
+    held = Bug("p-2", "p", 2, ("t.py",), ("t.py::b",), ("a.py",), split="holdout")
+    assert select([dev, held], ids="p-1") == [dev]
+    with pytest.raises(BenchError, match="holdout split is measured only as a whole"):
+        select([dev, held], ids="p-1,p-2")
+    assert select([dev, held], split="holdout") == [held] and select([dev, held]) == [dev, held]
 
 
 @pytest.mark.parametrize("settings, message", [
@@ -171,164 +197,218 @@ def test_the_developers_fix_is_identical_to_itself_reformatted_and_not_to_anothe
     assert not (tmp_path / "b").exists()
 
 
-# --- the verdict in the sandbox, on the real bundle ------------------------------------------------------------
+# --- the judge's rule, on runs made here -----------------------------------------------------------------------
+
+def outcome(passed=(), failed=(), network=(), errors=None) -> SuiteOutcome:
+    return SuiteOutcome(frozenset(passed), frozenset(failed), frozenset(network), errors or {}, 1.0)
+
+
+BUG = Bug("p-1", "p", 1, ("t/test_a.py",), ("t/test_a.py::test_x",), ("a.py",))
+
+
+def test_the_judge_sets_aside_the_network_the_environment_and_what_the_fix_changed():
+    at_bug = outcome(passed={"t/test_a.py::test_y", "t/test_b.py::old", "t/test_b.py::ok"},
+                     failed={"t/test_a.py::test_x", "t/test_b.py::env", "t/test_c.py::web"},
+                     network={"t/test_c.py::web"})
+    at_fix = outcome(passed={"t/test_a.py::test_x", "t/test_a.py::test_y", "t/test_b.py::ok"},
+                     failed={"t/test_b.py::env", "t/test_b.py::old", "t/test_c.py::web"}, network={"t/test_c.py::web"})
+    good = outcome(passed={"t/test_a.py::test_x", "t/test_a.py::test_y", "t/test_b.py::ok"},
+                   failed={"t/test_b.py::env", "t/test_b.py::old", "t/test_c.py::web"})
+    v = judge(BUG, True, at_bug, at_fix, good, True)
+    assert v.reproduced and v.why_not == "" and v.fixed and not v.regression and v.regressions == ()
+    assert v.set_aside == SetAside(network=1, environment=1, changed_by_fix=1)
+    broke = outcome(passed={"t/test_a.py::test_x"}, failed={"t/test_a.py::test_y", "t/test_b.py::ok"})
+    v = judge(BUG, True, at_bug, at_fix, broke, True, passes_alone=frozenset({"t/test_b.py::ok"}))
+    assert v.regressions == ("t/test_a.py::test_y",) and v.flaky == ("t/test_b.py::ok",)
+    assert v.regression and not v.fixed and v.exposing_pass
+    assert not judge(BUG, False, at_bug, at_fix, broke, True).regression  # not claimed: not accepted
+    assert not judge(BUG, False, at_bug, at_fix, good, True).fixed  # fixbot must claim it (exit 0)
+    assert judge(BUG, True, at_bug, at_fix, None, False).patch_applies is False
+
+
+def test_why_a_bug_does_not_reproduce_is_one_line():
+    at_bug = outcome(failed={"t/test_a.py::test_x"})
+    offline = outcome(failed={"t/test_a.py::test_x"}, network={"t/test_a.py::test_x"})
+    assert judge(BUG, False, at_bug, offline, None, None).why_not.startswith("network: t/test_a.py::test_x")
+    broken = outcome(failed={"t/test_a.py"}, errors={"t/test_a.py": "ModuleNotFoundError: No module named 'yaml'"})
+    why = judge(BUG, False, at_bug, broken, None, None).why_not
+    assert why == "environment: t/test_a.py::test_x fails at fix-N too: ModuleNotFoundError: No module named 'yaml'"
+    passing = outcome(passed={"t/test_a.py::test_x"})
+    assert judge(BUG, False, passing, passing, None, None).why_not == \
+        "the exposing test t/test_a.py::test_x passes at bug-N"
+    # a module of the fix commit's tests that imports what only the fix adds fails as a whole at bug-N: reproduced
+    assert judge(BUG, False, outcome(failed={"t/test_a.py"}), passing, None, None).reproduced
+
+
+# --- the judge in the sandbox, on the real bundle --------------------------------------------------------------
 
 @pytest.fixture(scope="module")
 def youtube_dl_1(shared_data, tmp_path_factory):
     data = shared_data / "realbugs"
     bug = select(load_manifest(data), ids="youtube-dl-1")[0]
-    return bug, Bundles(data, tmp_path_factory.mktemp("clones"))
+    bundles = Bundles(data, tmp_path_factory.mktemp("clones"))
+    root = bundles.checkout(bug.project, bug.bug_tag, tmp_path_factory.mktemp("suite") / "repo")
+    suite = suite_command(root)
+    bundles.remove(bug.project, root)
+    return bug, bundles, suite, tmp_path_factory.mktemp("cache") / "suite-runs.json"
 
 
-def _score(youtube_dl_1, patch: str, exit_code: int, tmp_path, docker_client, sandbox_image):
-    bug, bundles = youtube_dl_1
-    return score_bug(bug, bundles, patch, exit_code, tmp_path / "score", client=docker_client)
+def _score(youtube_dl_1, patch: str, claimed: bool, tmp_path, docker_client):
+    bug, bundles, suite, cache = youtube_dl_1
+    return score_bug(bug, bundles, suite, patch, claimed, tmp_path / "judge", client=docker_client, cache=cache)
 
 
-def test_the_developers_own_fix_scores_fixed_and_identical(youtube_dl_1, tmp_path, docker_client, sandbox_image):
-    bug, bundles = youtube_dl_1
-    s = _score(youtube_dl_1, bundles.diff(bug.project, bug.bug_tag, bug.fix_tag), 0, tmp_path, docker_client,
-               sandbox_image)
-    assert s.error == "" and s.verdict.reproduced and s.verdict.patch_applies and s.verdict.exposing_pass
-    assert s.verdict.fixed and not s.verdict.regression and s.verdict.broken == ()
-    assert s.same_functions and s.identical and s.fixbot_spans == ("youtube_dl/utils.py::_match_one",)
-    assert s.counts["bug"]["failed"] == 1 and s.counts["patched"]["failed"] == 0
-    assert not (tmp_path / "score").exists()  # the worktrees are gone
-    # the same patch from a run that did not exit 0 is not a fix: fixbot must claim it
-    assert not _score(youtube_dl_1, bundles.diff(bug.project, bug.bug_tag, bug.fix_tag), 1, tmp_path,
-                      docker_client, sandbox_image).verdict.fixed
-
-
-def test_no_patch_is_not_fixed_and_a_patch_that_breaks_a_neighbour_is_a_regression(
+@pytest.mark.timeout(1800)
+def test_the_whole_suite_judges_the_developers_fix_fixed_and_a_broken_neighbour_a_regression(
         youtube_dl_1, tmp_path, docker_client, sandbox_image):
-    empty = _score(youtube_dl_1, "", 1, tmp_path, docker_client, sandbox_image)
-    assert empty.verdict.reproduced and not empty.verdict.fixed and empty.verdict.patch_applies is None
-    assert empty.same_functions is None and empty.identical is None
-    bug, bundles = youtube_dl_1
+    bug, bundles, suite, cache = youtube_dl_1
+    theirs = bundles.diff(bug.project, bug.bug_tag, bug.fix_tag)
+    s = _score(youtube_dl_1, theirs, True, tmp_path, docker_client)
+    v = s.verdict
+    assert s.error == "" and v.reproduced and v.patch_applies and v.exposing_pass and v.fixed and not v.regression
+    assert s.same_functions and s.identical and s.fixbot_spans == ("youtube_dl/utils.py::_match_one",)
+    assert s.fixbot_files == s.developer_files == ("youtube_dl/utils.py",)
+    assert s.counts["bug"]["passed"] > 1000  # the whole suite, not the exposing file's tests
+    assert v.set_aside.network > 100  # the download tests: the sandbox has no network
+    assert not (tmp_path / "judge").exists() and cache.exists()  # the worktrees are gone, the runs kept
+    assert not _score(youtube_dl_1, theirs, False, tmp_path, docker_client).verdict.fixed  # fixbot must claim it
+
     work = bundles.checkout(bug.project, bug.bug_tag, tmp_path / "work")
-    subprocess.run(["git", "apply", "-"], cwd=work, input=bundles.diff(bug.project, bug.bug_tag, bug.fix_tag),
-                   text=True, check=True)  # the developers' fix, and then a break of a neighbour
+    subprocess.run(["git", "apply", "-"], cwd=work, input=theirs, text=True, check=True)
+    # the developers' fix, and a break of a function that only another test module tests
     utils = work / "youtube_dl" / "utils.py"
     text = utils.read_text()
     assert "def url_basename(url):\n" in text
     utils.write_text(text.replace("def url_basename(url):\n", "def url_basename(url):\n    return ''\n", 1))
     patch = git("diff", cwd=work)
-    s = _score(youtube_dl_1, patch, 0, tmp_path, docker_client, sandbox_image)
+    s = _score(youtube_dl_1, patch, True, tmp_path, docker_client)
     assert s.verdict.exposing_pass and not s.verdict.fixed and s.verdict.regression
-    assert s.verdict.broken == ("test/test_utils.py::TestUtil::test_url_basename",)
+    assert "test/test_utils.py::TestUtil::test_url_basename" in s.verdict.regressions
     assert not s.same_functions and not s.identical
-    assert set(s.fixbot_spans) == {"youtube_dl/utils.py::_match_one", "youtube_dl/utils.py::url_basename"}
-    bad = _score(youtube_dl_1, patch.replace("url_basename", "no_such_function"), 0, tmp_path, docker_client,
-                 sandbox_image)
+    bad = _score(youtube_dl_1, patch.replace("url_basename", "no_such_function"), True, tmp_path, docker_client)
     assert bad.verdict.patch_applies is False and not bad.verdict.fixed
+    empty = _score(youtube_dl_1, "", False, tmp_path, docker_client)
+    assert empty.verdict.reproduced and empty.verdict.patch_applies is None and empty.same_functions is None
 
 
-# --- the summary, resumption, RESULTS.md -----------------------------------------------------------------------
+# --- rows, the summary, resumption -----------------------------------------------------------------------------
 
-def record(bug_id: str, **fields) -> dict:
-    base = {"id": bug_id, "project": bug_id.rsplit("-", 1)[0], "exit_code": 1, "status": "not_fixed",
-            "message": "", "reason": "", "wall_s": 100.0, "overran": False, "model_calls": 4, "reproduced": True,
-            "fixed": False, "regression": False, "broken": [], "same_functions": None, "identical": None,
-            "score_error": "", "commit": "abc1234"}
+def row(bug_id: str, split: str = "dev", **fields) -> dict:
+    base = {"bench": "realbugs", "commit": "abc1234", "date": "2026-12-06 10:00", "speed": "model speed here: x",
+            "model": "llamacpp:bundled", "wall": 600.0, "fixbot_args": [], "id": bug_id,
+            "project": bug_id.rsplit("-", 1)[0], "split": split, "verdict": "not fixed", "reproduced": True,
+            "why_not_reproduced": "", "judge_error": "", "exit_code": 1, "status": "not_fixed", "reason": "",
+            "seconds": 100.0, "made_by": [], "regressions": [], "identical": None, "same_functions": None,
+            "set_aside": {"network": 0, "environment": 1, "changed_by_fix": 0}}
     return {**base, **fields}
 
 
-RECORDS = [
-    record("youtube-dl-1", exit_code=0, status="fixed", fixed=True, same_functions=True, identical=True, wall_s=60.0,
-           model_calls=0),
-    record("youtube-dl-2", exit_code=0, status="fixed", fixed=True, same_functions=False, identical=False,
-           wall_s=200.0, model_calls=8),
-    record("youtube-dl-3", exit_code=0, status="fixed", regression=True, broken=["t::a"], same_functions=True,
-           identical=False, wall_s=300.0, model_calls=2),
-    record("youtube-dl-4", exit_code=2, status="no report", reason="fixbot: error: boom", wall_s=5.0,
-           model_calls=0, reproduced=False),
-    record("httpie-1", reproduced=False, score_error="pytest collected no tests", overran=True, wall_s=700.0),
+ROWS = [
+    row("youtube-dl-1", verdict="fixed", exit_code=0, made_by=["search"], identical=True, same_functions=True,
+        seconds=60.0),
+    row("youtube-dl-2", verdict="fixed", exit_code=0, made_by=["model"], identical=False, same_functions=True,
+        seconds=200.0),
+    row("youtube-dl-3", verdict="regression accepted", exit_code=0, regressions=["t::a"], seconds=300.0),
+    row("youtube-dl-4", exit_code=2, reason="fixbot: error: boom", seconds=5.0),
+    row("httpie-1", verdict="not reproduced", reproduced=False, why_not_reproduced="network: t tries"),
+    row("proj-7", split="holdout", verdict="not reproduced", reproduced=False, why_not_reproduced="environment: x"),
+    row("proj-8", split="holdout", verdict="fixed", exit_code=0, made_by=["search", "model"]),
 ]
 
 
-def test_the_summary_counts_per_project_and_in_all():
-    s = summarize(RECORDS)
-    yt = s["projects"]["youtube-dl"]
-    assert (yt["total"], yt["reproduced"], yt["fixed"], yt["same_functions"], yt["identical"]) == (4, 3, 2, 1, 1)
-    assert (yt["regressions"], yt["exit2"], yt["overran"]) == (1, 1, 0)
-    assert yt["median_wall_s"] == 130.0 and yt["median_model_calls"] == 1.0
-    assert s["projects"]["httpie"]["overran"] == 1 and s["total"]["total"] == 5 and s["total"]["fixed"] == 2
-    assert s["total"]["median_wall_s"] == 200.0 and s["total"]["median_model_calls"] == 2
-    assert s["exit2_reasons"] == {"youtube-dl-4": "fixbot: error: boom"}
-    assert s["regressions"] == {"youtube-dl-3": ["t::a"]} and list(s["score_errors"]) == ["httpie-1"]
-    assert s["statuses"] == {"fixed": 3, "no report": 1, "not_fixed": 1}
-    assert summarize([])["total"]["median_wall_s"] is None
+def test_the_summary_puts_dev_beside_holdout_per_project_and_counts_who_made_each_fix():
+    s = summarize(ROWS)
+    yt, dev, held = s["rows"]["dev · youtube-dl"], s["rows"]["dev · all"], s["rows"]["holdout · all"]
+    assert (yt["total"], yt["fixed"], yt["rate"], yt["search"], yt["model"]) == (4, 2, "0.500", 1, 1)
+    assert (yt["regressions"], yt["exit2"], yt["identical"], yt["median_s"]) == (1, 1, 1, 130.0)
+    assert (dev["total"], dev["reproduced"], held["total"], held["fixed"]) == (5, 4, 2, 1)
+    assert (held["search"], held["model"], s["rows"]["all"]["fixed"]) == (1, 1, 3)
+    assert s["regressions"] == {"youtube-dl-3": ["t::a"]} and s["exit2"] == {"youtube-dl-4": "fixbot: error: boom"}
+    assert s["not_reproduced"] == {"httpie-1": "network: t tries"}  # dev bugs one by one
+    assert s["set_aside"]["environment"] == 7
+    text = console_table(s)
+    assert "proj-7" not in text and "proj-8" not in text  # the holdout only as counts
+    assert "holdout, counted only: 1 fixed, 1 not reproduced" in text
 
 
-def test_recorded_bugs_are_skipped_unless_forced_and_the_last_record_counts(shared_data, tmp_path):
-    results = tmp_path / "results.jsonl"
-    results.write_text("".join(json.dumps(r) + "\n" for r in RECORDS)
-                       + json.dumps(record("youtube-dl-4", exit_code=1)) + "\n")
-    recorded = realbugs.read_results(results)
+def test_recorded_bugs_are_skipped_unless_forced_and_a_row_file_holds_one_configuration(shared_data, tmp_path,
+                                                                                          capsys):
+    rows_file = tmp_path / "realbugs-abc1234.jsonl"
+    rows_file.write_text("".join(json.dumps(r) + "\n" for r in ROWS[:5])
+                         + json.dumps(row("youtube-dl-4", exit_code=1)) + "\n")
+    recorded = read_rows(rows_file, "id")
     assert recorded["youtube-dl-4"]["exit_code"] == 1 and len(recorded) == 5
     bugs = select(load_manifest(shared_data / "realbugs"), ids="youtube-dl-1,youtube-dl-5,httpie-1")
     assert [b.id for b in realbugs.to_run(bugs, recorded, force=False)] == ["youtube-dl-5"]
     assert realbugs.to_run(bugs, recorded, force=True) == bugs
-
-
-def test_report_only_writes_the_summary_and_one_results_md_section_per_out(shared_data, tmp_path):
-    out = tmp_path / "out"
-    out.mkdir()
-    (out / "results.jsonl").write_text("".join(json.dumps(r) + "\n" for r in RECORDS))
-    (out / "run.json").write_text(json.dumps({"model": "llamacpp:bundled", "wall": 300.0, "fixbot_args": [],
-                                              "commands": ["bench/realbugs.py --wall 300"],
-                                              "model_speed": {"threads": 2, "prompt_tok_s": 70.0,
-                                                              "gen_tok_s": 27.0}}))
-    md = tmp_path / "RESULTS.md"
-    md.write_text("# Benchmark results\n\nkept\n")
-    for _ in range(2):  # a second write replaces the section
-        assert realbugs.main(["--report-only", "--out", str(out), "--results-md", str(md), "--json"]) == 0
-    summary = json.loads((out / "summary.json").read_text())
-    assert summary["bugs"] == 5 and summary["total"]["fixed"] == 2 and summary["commits"] == ["abc1234"]
-    assert summary["speed_line"].startswith("model speed here: 70 prompt / 27.0 generated tok/s")
-    text = md.read_text()
-    assert text.startswith("# Benchmark results\n\nkept\n") and text.count(f"<!-- realbugs: {out} -->") == 1
-    assert "bench/realbugs.py --wall 300" in text and "| youtube-dl | 4 | 3 | 2 | 1 | 1 | 1 | 1 | 0 | 130 | 1 |" in text
-    assert "- exit 2 · youtube-dl-4: fixbot: error: boom" in text and "model speed here: 70 prompt" in text
-    other = tmp_path / "other"
-    other.mkdir()
-    assert realbugs.main(["--report-only", "--out", str(other), "--results-md", str(md)]) == 0
-    assert md.read_text().count("<!-- realbugs: ") == 2
-
-
-def test_a_resume_with_another_configuration_is_refused(tmp_path, capsys):
-    (tmp_path / "run.json").write_text(json.dumps({"model": "llamacpp:bundled", "wall": 300.0, "fixbot_args": []}))
-    assert realbugs.main(["--bugs", "youtube-dl-1", "--wall", "600", "--out", str(tmp_path), "--no-speed"]) == 2
+    argv = ["--bugs", "youtube-dl-5", "--rows", str(rows_file), "--out", str(tmp_path), "--no-speed"]
+    assert realbugs.main([*argv, "--wall", "300"]) == 2
     err = capsys.readouterr().err.strip()
-    assert err.startswith("realbugs.py: error: ") and "use another --out" in err and "\n" not in err
-    update_results_md(tmp_path / "new.md", "k", "<!-- realbugs: k -->\nx\n<!-- /realbugs: k -->\n")
-    assert (tmp_path / "new.md").read_text().startswith("# Benchmark results")
+    assert err.startswith("realbugs.py: error: ") and "another configuration" in err and "\n" not in err
+    assert realbugs.main(["--report-only", "--rows", str(rows_file), "--out", str(tmp_path)]) == 0
+    assert "dev · youtube-dl" in capsys.readouterr().out
+
+
+def test_rows_go_to_bench_results_at_a_clean_commit_and_beside_the_run_otherwise(tmp_path):
+    assert rows_path("realbugs", "abc1234", tmp_path) == REPO / "bench" / "results" / "realbugs-abc1234.jsonl"
+    assert rows_path("realbugs", "abc1234+dirty", tmp_path) == tmp_path / "realbugs-abc1234+dirty.jsonl"
+    append_row(tmp_path / "x.jsonl", {"id": "a", "n": 1})
+    append_row(tmp_path / "x.jsonl", {"id": "a", "n": 2})
+    assert read_rows(tmp_path / "x.jsonl", "id") == {"a": {"id": "a", "n": 2}}
+    commit = code_commit()
+    assert len(commit.removesuffix("+dirty")) == 7
+
+
+def test_the_tables_come_from_the_newest_rows_and_rewrite_readmes_section(tmp_path, monkeypatch):
+    results = tmp_path / "results"
+    results.mkdir()
+    (results / "realbugs-abc1234.jsonl").write_text("".join(json.dumps(r) + "\n" for r in ROWS))
+    older = [{**r, "date": "2026-01-01 00:00", "commit": "0000000"} for r in ROWS[:1]]
+    (results / "realbugs-0000000.jsonl").write_text("".join(json.dumps(r) + "\n" for r in older))
+    task = {"bench": "humanevalfix-tests", "commit": "abc1234", "date": "2026-12-06 11:00", "speed": "s",
+            "task_id": "Python/0", "bug_type": "value", "protocol": "tests", "eval_args": ["--search"],
+            "verdict": "passed", "passed": True, "visible_passed": True, "made_by": "search", "seconds": 3.0,
+            "iterations": 0, "error": None}
+    (results / "humanevalfix-tests-abc1234.jsonl").write_text(
+        json.dumps(task) + "\n" + json.dumps({**task, "task_id": "Python/1", "verdict": "failed",
+                                              "passed": False, "made_by": None}) + "\n")
+    monkeypatch.setattr(tables, "RESULTS", results)
+    readme = tmp_path / "README.md"
+    readme.write_text(f"# x\n\n{tables.BEGIN}\nold\n{tables.END}\n\nmore\n")
+    monkeypatch.setattr(tables, "README", readme)
+    assert tables.main(["--readme"]) == 0
+    text = readme.read_text()
+    assert "\nold\n" not in text and text.endswith(f"{tables.END}\n\nmore\n")
+    assert "| dev · youtube-dl | 4 | 4 | 2 | 0.500 |" in text and "commit abc1234" in text
+    assert "| 2 | 1 | 0.500 | 1 | 0 | 0 | 0 |" in text and "bench/humanevalfix.py --protocol tests" in text
+    assert "proj-7" not in text
 
 
 # --- the bench loop: fixbot as a subprocess, resumption, SIGTERM ----------------------------------------------
 
 @pytest.mark.docker  # a fixbot subprocess runs the sandbox
-def test_the_bench_runs_fixbot_records_each_bug_skips_it_next_time_and_stops_cleanly(two_tags, tmp_path):
+def test_the_bench_runs_fixbot_writes_a_row_per_bug_skips_it_next_time_and_stops_cleanly(two_tags, tmp_path):
     """The whole loop on a small project of two tags, with a scripted model that answers the developers' fix."""
     bundles, bug = two_tags
     (bundles.data / "manifest.jsonl").write_text(json.dumps(
         {"id": bug.id, "project": bug.project, "bug": 1, "test_files": list(bug.test_files),
-         "pytest_ids": list(bug.pytest_ids), "fix_files": list(bug.fix_files)}) + "\n")
+         "pytest_ids": list(bug.pytest_ids), "fix_files": list(bug.fix_files), "split": "dev"}) + "\n")
     script = tmp_path / "answers.json"
     script.write_text(json.dumps(["```python\ndef helper(x):\n    return x + 2\n```"] * 20))
-    out = tmp_path / "out"
+    out, rows_file = tmp_path / "out", tmp_path / "rows.jsonl"
     cmd = [sys.executable, "bench/realbugs.py", "--data", str(bundles.data), "--out", str(out), "--no-speed",
-           "--model", f"scripted:{script}", "--wall", "120", "--fixbot-args", "--no-search --samples 1"]
+           "--rows", str(rows_file), "--model", f"scripted:{script}", "--wall", "120",
+           "--fixbot-args", "--no-search --samples 1"]
     first = subprocess.run(cmd + ["--json"], cwd=REPO, capture_output=True, text=True, timeout=600)
     assert first.returncode == 0, first.stderr[-3000:]
-    (r,) = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
-    assert (r["exit_code"], r["status"], r["fixed"], r["reproduced"]) == (0, "fixed", True, True), r
-    assert r["same_functions"] and r["identical"] and r["fixbot_spans"] == ["calc.py::helper"]
-    assert r["model_calls"] >= 1 and not r["regression"] and not r["overran"]
+    (r,) = [json.loads(line) for line in rows_file.read_text().splitlines()]
+    assert (r["exit_code"], r["status"], r["verdict"], r["reproduced"]) == (0, "fixed", "fixed", True), r
+    assert r["same_functions"] and r["identical"] and r["functions"] == ["calc.py::helper"]
+    assert r["made_by"] == ["model"] and r["model_calls"] >= 1 and r["regressions"] == [] and not r["overran"]
+    assert r["split"] == "dev" and r["suite"]["command"] == "pytest" and r["commit"] and r["date"]
     assert "[1/1] proj-1: FIXED · fixbot exit 0 (fixed)" in first.stderr  # progress on stderr with --json
-    summary = json.loads(first.stdout)
-    assert summary["total"]["fixed"] == 1 and summary == json.loads((out / "summary.json").read_text())
-    assert "fixbot fix" in (out / "bugs" / "proj-1" / "fixbot.log").read_text()
+    assert json.loads(first.stdout)["rows"]["dev · all"]["fixed"] == 1
+    assert "--from-log" in (out / "bugs" / "proj-1" / "fixbot.log").read_text()
 
     again = subprocess.run(cmd, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and "1 bug(s) selected, 0 to run, 1 already recorded" in again.stdout
@@ -343,7 +423,7 @@ def test_the_bench_runs_fixbot_records_each_bug_skips_it_next_time_and_stops_cle
     proc.send_signal(signal.SIGTERM)
     rest, _ = proc.communicate(timeout=120)
     assert proc.returncode == 128 + signal.SIGTERM and "interrupted (SIGTERM)" in rest
-    assert len((out / "results.jsonl").read_text().splitlines()) == 1  # the stopped bug is not recorded
+    assert len(rows_file.read_text().splitlines()) == 1  # the stopped bug is not recorded
     report = json.loads((out / "bugs" / "proj-1" / "fixbot" / "report.json").read_text())
     assert report["status"] == "interrupted", report["message"]  # fixbot got the SIGTERM and wrote its report
     assert not [p for p in psutil.process_iter(["cmdline"]) if str(out) in " ".join(p.info["cmdline"] or ())]
@@ -351,7 +431,7 @@ def test_the_bench_runs_fixbot_records_each_bug_skips_it_next_time_and_stops_cle
 
 def test_a_set_up_that_fails_is_recorded_on_one_line_with_the_python_chosen(two_tags, tmp_path, docker_client,
                                                                           sandbox_image):
-    from realbugs_setup import reproduce_bug
+    from realbugs_reproduce import reproduce_bug
 
     from bot.fix.environment import EnvRequest
 
@@ -359,8 +439,8 @@ def test_a_set_up_that_fails_is_recorded_on_one_line_with_the_python_chosen(two_
     r = reproduce_bug(bug, bundles, tmp_path / "where", client=docker_client,
                       request=EnvRequest(setup=("echo preparing", "echo 'no such tool' >&2; exit 3")))
     assert not r["set_up"] and not r["reproduced"] and r["python"] == "3.11" and r["python_source"] == "default"
-    assert r["setup_error"].startswith("setting up the test environment failed: installing your setup command: ")
-    assert "exit 3" in r["setup_error"] and r["setup_error"].endswith("no such tool")
-    assert "\n" not in r["setup_error"] and r["tests"] is None and r["first_s"] is None
+    assert r["why_not_reproduced"].startswith("set-up: setting up the test environment failed: installing your "
+                                              "setup command: ") and r["cause"] == "set-up"
+    assert "exit 3" in r["why_not_reproduced"] and r["why_not_reproduced"].endswith("no such tool")
+    assert "\n" not in r["why_not_reproduced"] and r["setup_s"] is None
     assert "set-up error" in (tmp_path / "where" / "setup.log").read_text()
-    assert not (tmp_path / "where" / "bug").exists() and not (tmp_path / "where" / "fix").exists()

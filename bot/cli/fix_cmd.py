@@ -19,6 +19,7 @@ from ..fix.pipeline import FixOptions
 from ..fix.result import write_outputs
 from ..fix.run import fix_checkout
 from ..fix.testrun import TestCommand
+from ..init.test_command import detect_checkout_tests
 from ..llm import parse_model_spec
 from ..llm.spec import require_tools
 from .options import add_model_args, add_samples_arg, check_samples
@@ -68,8 +69,13 @@ def cmd_fix(args: argparse.Namespace) -> int:
     check_samples(args)
     if args.agent == "tool-call":
         require_tools(args.model)
+    command = TestCommand.parse(args.test_cmd) if args.test_cmd else None  # a bad one fails before any reading
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
-    options = FixOptions(test_command=TestCommand.parse(args.test_cmd), log_failures=_log_failures(args.from_log),
+    if command is None:
+        found = detect_checkout_tests(checkout)
+        command = TestCommand.parse(found.command)
+        _say(f"  tests: {found.command} (from {found.source}; --test-cmd to choose)")
+    options = FixOptions(test_command=command, log_failures=_log_failures(args.from_log),
                          max_targets=args.max_targets, wall_s=args.wall,
                          suite_timeout_s=args.suite_timeout, test_timeout_s=args.test_timeout,
                          repair=replace(FIX_REPAIR, agent=args.agent, samples=args.samples,
@@ -114,7 +120,9 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "(all green, or flaky).")
     parser.add_argument("path", metavar="PATH", help="the repository's top directory")
     parser.add_argument("--test-cmd", metavar="CMD",
-                        help='the pytest or unittest command (default "pytest"), e.g. "pytest -x tests/unit", '
+                        help='the pytest or unittest command (default: the whole suite as the project\'s CI runs '
+                             'it, found as `fixbot init` finds it: a CI workflow\'s test step, tox.ini\'s commands, '
+                             'a pytest configuration, else "pytest"), e.g. "pytest -x tests/unit", '
                              '"python -m unittest discover -s tests", "python -m unittest pkg.tests.test_x"; '
                              'NAME=value words before it set the tests\' environment ("LANG=C PYTHONPATH=src pytest")')
     parser.add_argument("--from-log", metavar="FILE",

@@ -120,7 +120,8 @@ def locate(checkout: Checkout, run: TestRun, failures: Sequence[Failure], *, lim
                 ev.named += weight / len(failures)
                 if f"called by {failure.test_id}" not in ev.reasons:
                     ev.reasons.append(f"called by {failure.test_id}")
-    for path, span, (score, ef, ep, _), top, where in _spectrum(files, run):
+    failing = frozenset(f.test_id for f in failures)
+    for path, span, (score, ef, ep, _), top, where in _spectrum(files, run, failing):
         ev = evidence(path, span)
         ev.ochiai, ev.suspect_lines = score, top
         ev.reasons.append(f"ochiai {score:.2f} ({ef} failing, {ep} passing tests ran {where})")
@@ -331,13 +332,16 @@ def covered_lines(checkout: Checkout, run: TestRun, path: str) -> dict[int, froz
     return {}
 
 
-def _spectrum(files: ProjectFiles, run: TestRun) -> list[tuple[str, Span, tuple[float, int, int, int], tuple[int, ...],
-                                                         str]]:
+def _spectrum(files: ProjectFiles, run: TestRun, failing: frozenset[str]
+              ) -> list[tuple[str, Span, tuple[float, int, int, int], tuple[int, ...], str]]:
     """Per project span that a failing test executed: its most suspicious line's Ochiai, failed(l) /
     sqrt(total_failed · executed(l)), with that line's failing and passing counts and number, the lines that score
     that high, and which lines those are in words ("it" when all it ran). A line, not the whole
-    function: a branch that only the failing tests take stands out in a function that every test calls."""
-    if not run.coverage or not run.failed:
+    function: a branch that only the failing tests take stands out in a function that every test calls.
+    `failing`: the tests being repaired; other tests that failed (set aside: the network, the environment, tests
+    a CI log does not name) count neither way, or they would point at the code they share."""
+    failing = failing & run.failed
+    if not run.coverage or not failing:
         return []
     out = []
     for raw, lines in sorted(run.coverage.items()):
@@ -345,7 +349,8 @@ def _spectrum(files: ProjectFiles, run: TestRun) -> list[tuple[str, Span, tuple[
         if path is None:
             continue
         for span, groups in files.spans(path):
-            scores = [(*s, n) for group in groups for n in group if (s := _ochiai(run, lines.get(n, ())))]
+            scores = [(*s, n) for group in groups for n in group
+                      if (s := _ochiai(run, failing, lines.get(n, ())))]
             if scores:
                 best = max(scores, key=lambda s: (s[0], -s[3]))  # the first line of the best ones
                 top = tuple(s[3] for s in scores if s[0] == best[0])
@@ -354,8 +359,8 @@ def _spectrum(files: ProjectFiles, run: TestRun) -> list[tuple[str, Span, tuple[
     return out
 
 
-def _ochiai(run: TestRun, ran: Iterable[str]) -> tuple[float, int, int] | None:
+def _ochiai(run: TestRun, failing: frozenset[str], ran: Iterable[str]) -> tuple[float, int, int] | None:
     """Ochiai of a line run by the tests `ran` (coverage's context names), None when no failing test ran it."""
     tests = {_PHASE.sub("", t) for t in ran}
-    ef, ep = len(tests & run.failed), len(tests & run.passed)
-    return (ef / math.sqrt(len(run.failed) * (ef + ep)), ef, ep) if ef else None
+    ef, ep = len(tests & failing), len(tests & run.passed)
+    return (ef / math.sqrt(len(failing) * (ef + ep)), ef, ep) if ef else None

@@ -13,10 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
+from pathlib import Path
+
 from bot.fix.paths import is_test_path
 from bot.fix.testrun import BadTestCommand, TestCommand
+from bot.fix.types import Checkout
 
-from .ci import CiWorkflow, commands, find_runner
+from .ci import CiWorkflow, ci_workflows, commands, find_runner
 from .repo import Repo
 
 DEFAULT_COMMAND = "pytest"
@@ -206,7 +209,9 @@ def _unittest_layout(repo: Repo) -> DetectedTests | None:
     start = "." if "" in folders else posixpath.commonpath(folders) or "."
     args = ["python", "-m", "unittest", "discover", "-s", start]
     if not all(fnmatchcase(posixpath.basename(p), "test*.py") for p in modules):
-        args += ["-p", "*_test.py"] if all(p.endswith("_test.py") for p in modules) else []
+        if not all(p.endswith("_test.py") for p in modules):
+            return None  # discovery takes one file pattern; pytest collects test_*.py and *_test.py alike
+        args += ["-p", "*_test.py"]
     return DetectedTests(command=shlex.join(args),
                          source=f"unittest layout: {len(modules)} test module(s) with unittest.TestCase, no pytest "
                                 "configuration")
@@ -236,3 +241,11 @@ def detect_tests(repo: Repo, ci: CiWorkflow | None) -> DetectedTests:
         return DetectedTests(command=found.command, source=found.source, notes=(*notes, *found.notes))
     notes.append("no test modules found: fixbot works from failing tests, so add some before it can help")
     return DetectedTests(command=DEFAULT_COMMAND, source="nothing found, the default", notes=tuple(notes))
+
+
+def detect_checkout_tests(checkout: Checkout) -> DetectedTests:
+    """`detect_tests` on a checkout that `fixbot fix` or a benchmark loaded, reading its first CI workflow that
+    runs the tests (fixbot's own workflow is never one: it does not run them)."""
+    repo = Repo(root=Path(checkout.root), checkout=checkout, git=False, branch=None)
+    workflows = ci_workflows(repo)
+    return detect_tests(repo, workflows[0] if workflows else None)

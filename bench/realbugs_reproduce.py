@@ -1,0 +1,223 @@
+"""The real-bug bench's --reproduce-only mode: no `fixbot fix`, no model. For each bug, the test environment as
+fixbot builds it (prepare_environment on the `bug-N` checkout, twice: a first build with the cached environment
+forgotten, then a call that must reuse it), then the project's whole suite (the judge's command and runs,
+bench/realbugs_score.py) at `bug-N` and at the developers' `fix-N`. A bug is
+
+  set up       both prepare_environment calls returned an image;
+  reproduced   every exposing test fails at bug-N and passes at fix-N; otherwise the row says why in one line,
+               its `cause` one of: environment, network, set-up.
+
+Rows go to bench/results/reproduce-COMMIT.jsonl (bench/rows.py), resumable like the fixing mode's; the suite's
+runs are kept where the fixing mode reads them (OUT/bugs/ID/suite-runs.json), so a reproduction run makes the
+next fixing run of the same bugs cheaper."""
+from __future__ import annotations
+
+import re
+import statistics
+import time
+from collections import Counter
+from pathlib import Path
+
+from common import aligned
+from realbugs_corpus import Bug, Bundles, suite_command
+from realbugs_score import SuiteRunner, cached_runs, judge, tree_files
+from rows import append_row
+
+from bot.errors import UserError
+from bot.fix.environment import Environment, EnvRequest, cache_tag, plan_environment, prepare_environment
+from bot.fix.install_plan import InstallPlan
+from bot.fix.pip_settings import pip_settings
+from bot.fix.testrun import TestCommand
+from bot.fix.types import Checkout
+from sandbox import open_sandbox
+from sandbox.containers import connect
+from sandbox.image import default_image
+
+BENCH = "reproduce"
+SPLITS = ("dev", "holdout")
+MESSAGE_CHARS = 300
+_CAUSE = re.compile(r"^(?:[A-Za-z_][\w.]*(?:Error|Exception)|error): ")  # "ModuleNotFoundError: ...", "error: ..."
+
+
+def one_line(text: str) -> str:
+    """A multi-line error as one line: its first line, then the cause pip quotes (the last `SomethingError: ...`
+    or `error: ...` line of a build's output) or else the last line."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    if not lines:
+        return ""
+    causes = [line for line in lines[1:] if _CAUSE.match(line) and not line.startswith("error: subprocess-")]
+    line = lines[0] if len(lines) == 1 else f"{lines[0]} ... {(causes or lines)[-1]}"
+    return line[:MESSAGE_CHARS]
+
+
+def forget_environment(client, python: str, plan: InstallPlan) -> bool:
+    """Untag the cached environment prepare_environment would look up for this Python and plan, so that the next
+    call builds it: the first set-up is measured as a new user meets it. A tag that a running container was
+    started from is left alone. True when the next call will build."""
+    from docker.errors import APIError, ImageNotFound
+
+    if not plan.steps:
+        return False  # nothing to install: the base image is the environment
+    try:
+        base_id = client.images.get(default_image(python)).id
+    except ImageNotFound:
+        return True  # the base is made first (or missing, which prepare_environment reports)
+    cached = cache_tag(base_id, python, plan, pip_settings(plan.index_urls))
+    try:
+        used = client.api.containers(all=True, filters={"ancestor": cached})
+        if any(c.get("Image") == cached and c.get("State") == "running" for c in used):
+            return False
+        for tag in [cached] if used else client.images.get(cached).tags:
+            client.images.remove(tag, noprune=True)
+    except ImageNotFound:
+        pass
+    except APIError:
+        return False
+    return True
+
+
+def _timed(checkout: Checkout, request: EnvRequest, client, log) -> tuple[Environment, float]:
+    start = time.monotonic()
+    env = prepare_environment(checkout, request, client=client, log=log)
+    return env, round(time.monotonic() - start, 1)
+
+
+def cause_of(why: str) -> str:
+    """The class of a one-line reason: network, set-up, or environment."""
+    return why.split(":", 1)[0] if why.startswith(("network:", "set-up:")) else "environment"
+
+
+def reproduce_bug(bug: Bug, bundles: Bundles, where: Path, *, client, request: EnvRequest | None = None,
+                  fresh: bool = True) -> dict:
+    """The row of one bug (see the module doc, without the stamp); its worktrees under `where` are removed."""
+    where.mkdir(parents=True, exist_ok=True)
+    dirs = {name: where / name for name in ("bug", "fix")}
+    row: dict = {"id": bug.id, "project": bug.project, "split": bug.split, "set_up": False, "reproduced": False,
+                 "why_not_reproduced": "", "cause": "", "python": None, "python_source": None, "setup_s": None,
+                 "built": None, "reuse_s": None, "reused": None, "suite": None, "set_aside": {},
+                 "user_setup": list(bug.setup)}
+    try:
+        with (where / "setup.log").open("w", encoding="utf-8") as sink:
+            return _reproduce(bug, bundles, dirs, row, sink, client=client, request=request or bug.env_request,
+                              fresh=fresh, cache=where / "suite-runs.json")
+    finally:
+        for d in dirs.values():
+            bundles.remove(bug.project, d)
+
+
+def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sink, *, client, request: EnvRequest,
+               fresh: bool, cache: Path) -> dict:
+    def log(line: str) -> None:
+        sink.write(line + "\n")
+        sink.flush()
+
+    root = bundles.checkout(bug.project, bug.bug_tag, dirs["bug"])
+    suite = suite_command(root)
+    at_bug = Checkout(str(root), tree_files(root))
+    at_fix = tree_files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))
+    row["suite"] = {"command": suite.command, "source": suite.source}
+    try:
+        choice, plan = plan_environment(at_bug, request)  # known even when the build fails
+        row.update(python=choice.version, python_source=choice.source)
+        if fresh:
+            log(f"bench: the cached environment forgotten: {forget_environment(client, choice.version, plan)}")
+        first, setup_s = _timed(at_bug, request, client, log)
+        row.update(python=first.python.version, python_source=first.python.source, setup_s=setup_s,
+                   built=first.built)
+        log("bench: the second call, which must reuse the image")
+        second, reuse_s = _timed(at_bug, request, client, log)
+    except UserError as exc:  # what fixbot would stop on with exit 2
+        log(f"bench: set-up error: {exc}")
+        why = f"set-up: {one_line(str(exc)) or type(exc).__name__}"
+        return {**row, "why_not_reproduced": why, "cause": "set-up"}
+    row.update(set_up=True, reuse_s=reuse_s, reused=not second.built and second.image == first.image)
+    with open_sandbox("docker", image=first.image, pool_size=1) as sandbox:
+        runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(first.pythonpath), 1200.0)
+        runs = cached_runs(cache, {"image": first.image, "command": suite.command},
+                           lambda: (runner.run(at_bug.files), runner.run(at_fix)))
+    verdict = judge(bug, False, *runs, None, None)
+    row["suite"]["runs"] = {name: {"passed": len(r.passed), "failed": len(r.failed), "seconds": r.seconds}
+                            for name, r in zip(("bug", "fix"), runs)}
+    return {**row, "reproduced": verdict.reproduced, "why_not_reproduced": verdict.why_not,
+            "cause": cause_of(verdict.why_not) if verdict.why_not else "", "set_aside": verdict.set_aside.__dict__}
+
+
+def progress_line(i: int, n: int, r: dict) -> str:
+    head = f"[{i}/{n}] {r['id']}: "
+    if not r["set_up"]:
+        return head + f"SET-UP FAILED on Python {r['python'] or '?'} · {r['why_not_reproduced']}"
+    runs = r["suite"]["runs"]
+    line = (head + ("reproduced" if r["reproduced"] else "NOT REPRODUCED")
+            + f" · Python {r['python']} ({r['python_source']}) · set-up {r['setup_s']:.0f} s"
+            + (" (built)" if r["built"] else " (cached)") + f", reuse {r['reuse_s']:.1f} s"
+            + ("" if r["reused"] else " (DID NOT REUSE)") + f" · `{r['suite']['command']}`"
+            + f" · bug-N {runs['bug']['passed']} passed {runs['bug']['failed']} failed"
+            + f" · fix-N {runs['fix']['passed']} passed {runs['fix']['failed']} failed")
+    return line + (f" · {r['why_not_reproduced']}" if r["why_not_reproduced"] else "")
+
+
+def run_reproductions(todo: list[Bug], bundles: Bundles, out: Path, rows: Path, head: dict, say) -> None:
+    """Each bug's row appended to `rows` as soon as it is known (an interrupted bug is not)."""
+    client = connect()
+    for i, bug in enumerate(todo, 1):
+        where = out / "bugs" / bug.id
+        say(f"[{i}/{len(todo)}] {bug.id}: set-up and the whole suite at {bug.bug_tag} and {bug.fix_tag} ... "
+            f"(log: {where / 'setup.log'})")
+        row = {**head, "date": time.strftime("%Y-%m-%d %H:%M"), **reproduce_bug(bug, bundles, where, client=client)}
+        append_row(rows, row)
+        say(progress_line(i, len(todo), row))
+
+
+# --- the summary ---------------------------------------------------------------------------------------------
+
+COLUMNS = (("bugs", "total"), ("set up", "set_up"), ("reproduced", "reproduced"), ("environment", "environment"),
+           ("network", "network"), ("set-up failed", "set-up"), ("Python", "pythons"),
+           ("median set-up s", "median_setup_s"), ("max reuse s", "max_reuse_s"))
+
+
+def _row(rows: list[dict]) -> dict:
+    ready = [r for r in rows if r["set_up"]]
+    causes = Counter(r["cause"] for r in rows if not r["reproduced"])
+    pythons = Counter(r["python"] for r in rows if r["python"])
+    return {"total": len(rows), "set_up": len(ready), "reproduced": sum(bool(r["reproduced"]) for r in rows),
+            **{c: causes.get(c, 0) for c in ("environment", "network", "set-up")},
+            "pythons": ", ".join(f"{v} ({n})" for v, n in sorted(pythons.items())) or "-",
+            "median_setup_s": round(statistics.median([r["setup_s"] for r in ready]), 1) if ready else None,
+            "max_reuse_s": max((r["reuse_s"] for r in ready), default=None)}
+
+
+def summarize(rows: list[dict]) -> dict:
+    ordered = sorted(rows, key=lambda r: (r["split"], r["project"], r["id"]))
+    table = {}
+    for split in SPLITS:
+        mine = [r for r in ordered if r["split"] == split]
+        for project in sorted({r["project"] for r in mine}):
+            table[f"{split} · {project}"] = _row([r for r in mine if r["project"] == project])
+        table[f"{split} · all"] = _row(mine)
+    table["all"] = _row(ordered)
+    return {"bugs": len(rows), "commits": sorted({r["commit"] for r in rows}), "rows": table,
+            "not_reproduced": {r["id"]: r["why_not_reproduced"] for r in ordered
+                               if r["split"] == "dev" and not r["reproduced"]},
+            "not_reused": [r["id"] for r in ordered if r["split"] == "dev" and r["set_up"] and not r["reused"]]}
+
+
+def table_rows(summary: dict) -> list[list[str]]:
+    def cell(v: object) -> str:
+        return "-" if v is None else f"{v:g}" if isinstance(v, float) else str(v)
+    return [[name] + [cell(row[k]) for _, k in COLUMNS] for name, row in summary["rows"].items()]
+
+
+def head() -> list[str]:
+    return ["split · project"] + [name for name, _ in COLUMNS]
+
+
+def notes(summary: dict) -> list[str]:
+    lines = [f"commit(s) {', '.join(summary['commits'])}"]
+    lines += [f"not reproduced · {b}: {why}" for b, why in summary["not_reproduced"].items()]
+    return lines + [f"second set-up built again · {b}" for b in summary["not_reused"]]
+
+
+def console_table(summary: dict) -> str:
+    if not summary["bugs"]:
+        return "no rows yet"
+    return "\n".join(aligned([head()] + table_rows(summary)) + notes(summary))

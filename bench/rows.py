@@ -1,0 +1,53 @@
+"""Benchmark results as data: one JSON row per task or bug, in `bench/results/BENCH-COMMIT.jsonl`, written as each
+one ends (so an interrupted run resumes where it stopped) and committed with the code.
+
+Every row carries `bench`, `commit` (the code it measured), `date` and `speed` (the model's speed line on the
+machine that ran it: machines of one kind differ up to 4x). A run whose fixbot code (bot/, sandbox/, eval/) differs
+from its commit is no headline: its rows go to the run's own output directory instead, named `+dirty`."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+RESULTS = REPO / "bench" / "results"
+CODE = ("bot", "sandbox", "eval")  # what a row measures; the benches and docs may change beside it
+
+
+def _git(*args: str) -> str:
+    return subprocess.run(["git", *args], cwd=REPO, capture_output=True, text=True).stdout.strip()
+
+
+def code_commit() -> str:
+    """The commit the bench's fixbot runs, with +dirty when its code differs from it."""
+    dirty = _git("status", "--porcelain", "--", *CODE)
+    return _git("rev-parse", "--short=7", "HEAD") + ("+dirty" if dirty else "")
+
+
+def rows_path(bench: str, commit: str, out: Path) -> Path:
+    """Where a run's rows go: bench/results/ at a clean commit, else the run's output directory."""
+    return (out if commit.endswith("+dirty") else RESULTS) / f"{bench}-{commit}.jsonl"
+
+
+def stamp(bench: str, commit: str, speed: str | None) -> dict:
+    return {"bench": bench, "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M"),
+            "speed": speed or "model speed: not measured"}
+
+
+def read_rows(path: Path, key: str) -> dict[str, dict]:
+    """The rows of `path` by `key` ("id", "task_id"); a key recorded twice (a forced re-run) counts by its last."""
+    if not path.exists():
+        return {}
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    return {r[key]: r for r in rows}
+
+
+def append_row(path: Path, row: dict) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a", encoding="utf-8") as sink:
+        sink.write(json.dumps(row, sort_keys=True) + "\n")
+        sink.flush()
+        os.fsync(sink.fileno())
