@@ -30,8 +30,8 @@ from pathlib import Path
 
 from common import aligned
 from realbugs_corpus import DEFAULT_DATA, Bug, Bundles, load_manifest, select
-from realbugs_report import read_results
-from realbugs_score import TEST_TIMEOUT_S, TESTS_TIMEOUT_S, spans_between, tree_files
+from realbugs_score import SUITE_TIMEOUT_S, TEST_TIMEOUT_S, spans_between, tree_files
+from rows import read_rows
 
 import bot
 from bot.errors import UserError
@@ -96,7 +96,7 @@ def locate_bug(bug: Bug, bundles: Bundles, where: Path, *, client) -> dict:
         command = TestCommand.parse(bug.test_cmd)
         with open_sandbox("docker", image=env.image, pool_size=1) as sandbox:
             run = run_tests(sandbox, checkout.files, command, pythonpath=env.pythonpath, coverage=True,
-                            timeout=TESTS_TIMEOUT_S, test_timeout=TEST_TIMEOUT_S, strict=False)
+                            timeout=SUITE_TIMEOUT_S, test_timeout=TEST_TIMEOUT_S, strict=False)
         work = Work(checkout, dict(checkout.files))
         work.remaining = run.failed - {CRASH}
         failures = [f for f in run.failures if f.test_id in work.remaining]
@@ -148,7 +148,7 @@ def main(argv: list[str] | None = None) -> int:
         chosen = select(load_manifest(args.data), ids=args.bugs, project=args.project, part=args.part)
         out = args.out.expanduser().resolve()
         out.mkdir(parents=True, exist_ok=True)
-        done = read_results(out / RECORDS)
+        done = read_rows(out / RECORDS, "id")
         todo = [b for b in chosen if args.force or b.id not in done]
         client = connect() if todo else None
     except (UserError, OSError) as exc:
@@ -175,7 +175,7 @@ def main(argv: list[str] | None = None) -> int:
     mine = {b.id: done[b.id] for b in chosen if b.id in done}
     print("\n".join(totals(list(mine.values()))))
     if args.against:
-        other = read_results(args.against.expanduser() / RECORDS)
+        other = read_rows(args.against.expanduser() / RECORDS, "id")
         print(f"\nagainst {args.against}:")
         print("\n".join(totals([other[i] for i in mine if i in other])))
         print("\n".join(differences(mine, other)))
