@@ -12,7 +12,6 @@ import tomllib
 from collections.abc import Callable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
-
 from pathlib import Path
 
 from bot.fix.paths import is_test_path
