@@ -12,7 +12,7 @@ import yaml
 from common import part_slice
 
 from bot.errors import UserError
-from bot.fix.checkout import load_checkout
+from bot.fix.checkout import commit_date, load_checkout
 from bot.fix.environment import EnvRequest
 from bot.init.test_command import detect_checkout_tests
 
@@ -48,10 +48,10 @@ class Bug:
     def test_cmd(self) -> str:
         return " ".join(["pytest", *self.test_files])
 
-    @property
-    def env_request(self) -> EnvRequest:
-        """What a user of the project tells fixbot about its environment: the bug's `setup`, else nothing."""
-        return EnvRequest(setup=self.setup)
+    def env_request(self, root: str | Path) -> EnvRequest:
+        """What `fixbot fix` knows of the environment of the checkout at `root`: the bug's `setup` (what a user of
+        the project tells it), and the checked-out commit's date."""
+        return EnvRequest(setup=self.setup, commit_date=commit_date(root))
 
 
 @dataclass(frozen=True)

@@ -98,20 +98,21 @@ def reproduce_bug(bug: Bug, bundles: Bundles, where: Path, *, client, request: E
                  "user_setup": list(bug.setup)}
     try:
         with (where / "setup.log").open("w", encoding="utf-8") as sink:
-            return _reproduce(bug, bundles, dirs, row, sink, client=client, request=request or bug.env_request,
-                              fresh=fresh, cache=where / "suite-runs.json")
+            return _reproduce(bug, bundles, dirs, row, sink, client=client, request=request, fresh=fresh,
+                              cache=where / "suite-runs.json")
     finally:
         for d in dirs.values():
             bundles.remove(bug.project, d)
 
 
-def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sink, *, client, request: EnvRequest,
-               fresh: bool, cache: Path) -> dict:
+def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sink, *, client,
+               request: EnvRequest | None, fresh: bool, cache: Path) -> dict:
     def log(line: str) -> None:
         sink.write(line + "\n")
         sink.flush()
 
     root = bundles.checkout(bug.project, bug.bug_tag, dirs["bug"])
+    request = request or bug.env_request(root)
     suite = suite_command(root)
     at_bug = Checkout(str(root), tree_files(root))
     at_fix = tree_files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))

@@ -331,7 +331,7 @@ def _score(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed:
         root = bundles.checkout(bug.project, bug.bug_tag, dirs["patched"])
         applies = _apply(patch, root)
         patched = tree_files(root) if applies else None
-    env = prepare_environment(base, bug.env_request, client=client, log=lambda _m: None)  # as fixbot's own run
+    env = prepare_environment(base, bug.env_request(base.root), client=client, log=lambda _m: None)  # as fixbot
     key = {"image": env.image, "command": suite.command}
     with open_sandbox("docker", image=env.image, pool_size=1) as sandbox:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(env.pythonpath), timeout)

@@ -39,12 +39,19 @@ def check_python(python: str) -> str:
     return python
 
 
+BASE_PACKAGES = ("python3", "python3-pytest", "python3-coverage", "python3-pip", "python3-venv")
+# What a project's dependencies need to compile from source (an sdist with C code and no wheel for this Python):
+# the C toolchain, Python's headers, and the two libraries C extensions most often link against. A CI runner has
+# them; the build container gets them only when a build needs them (tools_spec).
+BUILD_TOOLS = ("build-essential", "python3-dev", "pkg-config", "libffi-dev", "libssl-dev")
+
+
 @dataclass(frozen=True)
 class ImageSpec:
     """What the image must hold. Both build paths produce the same tag for the same spec."""
 
     python: str = DEFAULT_PYTHON
-    packages: tuple[str, ...] = ("python3", "python3-pytest", "python3-coverage", "python3-pip", "python3-venv")
+    packages: tuple[str, ...] = BASE_PACKAGES
     repository: str = REPOSITORY  # the Action's base image is another spec in another repository
     no_perl: bool = False  # offline: /usr merged by mmdebstrap's hook, not by usrmerge, which needs perl
 
@@ -63,6 +70,12 @@ class ImageSpec:
 
     def tag(self) -> str:
         return f"{self.repository}:py{self.python}-{self.digest()}"
+
+
+def tools_spec(python: str) -> ImageSpec:
+    """The sandbox base of `python` with a C toolchain (BUILD_TOOLS): the build container of a project whose
+    dependencies compile from source."""
+    return ImageSpec(python=python, packages=(*BASE_PACKAGES, *BUILD_TOOLS))
 
 
 def default_image(python: str | None = None) -> str:
@@ -139,8 +152,10 @@ def build_from_dockerfile(client: docker.DockerClient, spec: ImageSpec, log: Cal
     base = base or f"python:{spec.python}-slim"  # the official image of that Python; pytest comes from pip
     log(f"building {tag} from the Dockerfile on {base}")
     try:
-        client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True, buildargs={"BASE": base},
-                            labels=_labels(spec, "dockerfile"))
+        # python:X.Y-slim carries its own headers; the rest of the spec's extra packages come from apt
+        extra = " ".join(p for p in spec.packages if p not in BASE_PACKAGES and p != "python3-dev")
+        client.images.build(fileobj=context, custom_context=True, tag=tag, rm=True,
+                            buildargs={"BASE": base, "APT_PACKAGES": extra}, labels=_labels(spec, "dockerfile"))
     except (BuildError, APIError) as exc:
         raise ImageBuildFailed(
             f"docker build failed: {exc}. Without a registry, use `fixbot sandbox build --offline`"

@@ -218,6 +218,6 @@ def test_the_failing_jobs_python_reaches_the_environment(tmp_path):
     assert _job_pythons({}, _workflow_text(tmp_path, ".github/workflows/ci.yml"), failed) == ("3.13",)
     assert _workflow_text(tmp_path, ".github/workflows/gone.yml") == "" and _job_pythons({}, "", failed) == ()
     assert _workflow_file("octocat/octo-repo/.github/workflows/ci.yml@main") == ".github/workflows/ci.yml"
-    request = _env_request(Config(python="", setup=("make deps",)), ("3.13",))
+    request = _env_request(Config(python="", setup=("make deps",)), ("3.13",), ".")
     assert (request.python, request.setup, request.ci_versions) == (None, ("make deps",), ("3.13",))
-    assert _env_request(Config(python="3.9"), ("3.13",)).python == "3.9"  # an explicit setting wins
+    assert _env_request(Config(python="3.9"), ("3.13",), ".").python == "3.9"  # an explicit setting wins

@@ -16,7 +16,8 @@ from pathlib import Path
 import pytest
 from docker.errors import ImageNotFound
 
-from bot.fix.environment import DependencyInstallFailed, EnvRequest, lock_tag, prepare_environment, python_path
+from bot.fix.env_build import DependencyInstallFailed, lock_tag
+from bot.fix.environment import EnvRequest, prepare_environment, python_path
 from bot.fix.types import Checkout
 from sandbox import open_sandbox
 from sandbox.containers import OWNER_LABEL, owner_tag

@@ -20,7 +20,7 @@ from ..action.runner_io import RunnerIO
 from ..config import Config, load_file, with_inputs
 from ..errors import UserError
 from ..failures import Failure, ParseError, parse_ci_log
-from ..fix.checkout import load_checkout
+from ..fix.checkout import commit_date, load_checkout
 from ..fix.environment import EnvRequest
 from ..fix.patch import apply_patch, touched_files
 from ..fix.pipeline import FixOptions
@@ -85,8 +85,9 @@ def _ci_test_env(workflow_text: str, jobs: Sequence[JobInfo]) -> tuple[tuple[str
     return tuple(shared_values([job_test_env(workflow_text, job.name) for job in jobs]).items())
 
 
-def _env_request(config: Config, versions: tuple[str, ...]) -> EnvRequest:
-    return EnvRequest(python=config.python or None, setup=config.setup, ci_versions=versions)
+def _env_request(config: Config, versions: tuple[str, ...], root: str) -> EnvRequest:
+    return EnvRequest(python=config.python or None, setup=config.setup, ci_versions=versions,
+                      commit_date=commit_date(root))
 
 
 def _files_after(result: FixResult, root: str) -> dict[str, bytes]:
@@ -195,7 +196,7 @@ def _fix(env: Mapping[str, str], config: Config, checkout: Checkout, read: _RunR
     if ci_env:
         io.say(f"the tests' environment, as {read.workflow} sets it: " + " ".join(f"{k}={v}" for k, v in ci_env))
     return fix_checkout(checkout, _options(config, read.failures, ci_env), model=config.model,
-                        env_request=_env_request(config, versions),
+                        env_request=_env_request(config, versions, checkout.root),
                         api_base=config.api_base or env.get("INPUT_API-BASE") or None,
                         api_key=env.get("INPUT_API-KEY") or None, say=io.say)
 

@@ -21,7 +21,7 @@ def _say(message: str) -> None:
 
 def cmd_env(args: argparse.Namespace) -> int:
     checkout = load_checkout(args.path, max_mb=args.max_repo_mb)
-    request = env_request_from(args)
+    request = env_request_from(args, checkout.root)
     choice, plan = plan_environment(checkout, request)
     client = connect()
     base = default_image(choice.version)

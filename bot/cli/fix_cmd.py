@@ -6,13 +6,14 @@ import os
 import re
 import sys
 from dataclasses import replace
+from datetime import datetime
 from pathlib import Path
 
 from ..agent.options import CHOICES, FIX_REPAIR
 from ..agent.types import AGENTS
 from ..errors import UserError
 from ..failures import parse_ci_log
-from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
+from ..fix.checkout import DEFAULT_MAX_MB, commit_date, load_checkout
 from ..fix.environment import EnvRequest
 from ..fix.patch import PatchRejected, apply_patch
 from ..fix.pipeline import FixOptions
@@ -45,8 +46,9 @@ def _log_failures(path: str | None):
     return tuple(parse_ci_log(data))
 
 
-def env_request_from(args: argparse.Namespace) -> EnvRequest:
-    return EnvRequest(python=args.python, setup=tuple(args.setup or ()))
+def env_request_from(args: argparse.Namespace, root: str) -> EnvRequest:
+    return EnvRequest(python=args.python, setup=tuple(args.setup or ()), as_of=args.as_of,
+                      commit_date=commit_date(root))
 
 
 def add_env_args(parser: argparse.ArgumentParser) -> None:
@@ -58,6 +60,17 @@ def add_env_args(parser: argparse.ArgumentParser) -> None:
                        help="a shell command that installs the test environment, run by the build container in a "
                             "copy of the repository (repeat for several); replaces what fixbot infers from "
                             "setup.py, pyproject.toml, requirements files and tox.ini")
+    group.add_argument("--as-of", metavar="DATE", type=_date,
+                       help="install no release uploaded after DATE (2019-06-30, or an ISO date-time): the "
+                            "dependencies as they were then. Without it, a build that fails with today's releases "
+                            "is resolved again as of the checked-out commit's date")
+
+
+def _date(text: str) -> str:
+    try:
+        return datetime.fromisoformat(text).isoformat()
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a date like 2019-06-30") from None
 
 
 def cmd_fix(args: argparse.Namespace) -> int:
@@ -87,7 +100,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
     if options.log_failures:
         _say(f"  the CI log names {len(options.log_failures)} failing test(s)")
     result = fix_checkout(checkout, options, model=args.model, api_base=args.api_base, api_key=args.api_key,
-                          env_request=env_request_from(args), say=_say)
+                          env_request=env_request_from(args, checkout.root), say=_say)
     write_outputs(result, out)
     if result.error:
         _say(f"report: {out / 'report.md'}")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 from pathlib import Path
 
 from bot.errors import UserError
@@ -53,3 +54,14 @@ def load_checkout(path: str | Path, *, max_mb: float = DEFAULT_MAX_MB) -> Checko
         raise BadRepository(f"{root}: no test files (test_*.py, *_test.py, *_tests.py or tests.py); fixbot needs "
                             "failing tests to work from")
     return Checkout(root=str(root), files=files)
+
+
+def commit_date(root: str | Path) -> str | None:
+    """The date of the commit checked out at `root` (ISO 8601, UTC), or None outside a git repository: the day the
+    failing code was written, which dates the dependencies it was tested with (bot/fix/environment.py)."""
+    try:
+        proc = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%cI"], capture_output=True, text=True,
+                              timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return proc.stdout.strip() or None if proc.returncode == 0 else None

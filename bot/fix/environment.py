@@ -8,23 +8,27 @@ from the checkout, copied into every test run, so a candidate fix is what the te
 from __future__ import annotations
 
 import hashlib
-import json
-import re
 import shutil
 import time
 from collections.abc import Callable, Sequence
-from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
 import docker
 
-from bot.errors import UserError
-from bot.fix.env_drift import Floor, ImportCheck, check_imports, pins_for
-from bot.fix.install_plan import BUILD_DIR, InstallPlan, InstallStep, install_plan
+from bot.fix.env_build import (
+    ENV_REPOSITORY,
+    FLOORS_LABEL,
+    LOCK_LABEL,
+    PINS_LABEL,
+    RECIPE,
+    DependencyInstallFailed,
+    build,
+)
+from bot.fix.env_drift import Floor
+from bot.fix.install_plan import InstallPlan, install_plan
 from bot.fix.pip_settings import PipSettings, pip_settings
 from bot.fix.python_choice import PythonChoice, choose_python
 from bot.fix.types import Checkout
-from sandbox.builder import SRC, BuildBox, BuildSpec, CommandResult, build_box
 from sandbox.image import (
     PYTHONS,
     ImageSpec,
@@ -33,30 +37,11 @@ from sandbox.image import (
     default_image,
     image_exists,
     require_image,
+    tools_spec,
 )
 
-ENV_REPOSITORY = "fixbot-env"
-LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
-PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/fix/env_drift.py)
-FLOORS_LABEL = "fixbot.env.floors"  # declared dependencies installed above their lowest declared version (Floor.line)
-PINS_FILE = f"{BUILD_DIR}/fixbot-pins.txt"
-RECIPE = "5"  # part of the cache key: a change to how environments are built never reuses an old one
-STEP_TIMEOUT_S = 900
-QUOTED_LINES = 15
-SHOWN_DRIFTS = 5
-PIP = ("python3", "-m", "pip")
-PIP_ENV = {"PIP_NO_INPUT": "1", "PIP_PROGRESS_BAR": "off", "PIP_DISABLE_PIP_VERSION_CHECK": "1",
-           "PIP_ROOT_USER_ACTION": "ignore", "PIP_BREAK_SYSTEM_PACKAGES": "1"}
-# pip 25.1 brought --group (PEP 735); `pip inspect` and `--report` are older. Debian bullseye ships pip 20.3.
-PIP_UPGRADE = (*PIP, "install", "pip>=25.1")  # no --upgrade: trixie's own pip 25.1 cannot be uninstalled
-
-
-class DependencyInstallFailed(UserError):
-    """The project or its declared dependencies could not be installed; the message quotes pip."""
-
-    def __init__(self, message: str, last_line: str = "") -> None:
-        super().__init__(message)
-        self.last_line = last_line
+FAILED = "-failed"  # a tag's suffix: the build of that tag failed (the base image under it, a marker)
+FAILED_COMPILER = "-failed-compiler"  # ... failed for want of a C toolchain
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -67,6 +52,10 @@ class EnvRequest:
     setup: tuple[str, ...] = ()  # shell commands that replace the inferred install steps
     ci_versions: tuple[str, ...] = ()  # the failing job's python-version values
     hold_back: tuple[str, ...] = ()  # `name==version` to install with, from the tests (bot/fix/hold_back.py)
+    # The failing commit's date (bot/fix/checkout.py): when today's releases do not install, the build resolves
+    # again with nothing uploaded after it, as the project's CI resolved on that day
+    commit_date: str | None = None
+    as_of: str | None = None  # install nothing uploaded after this date (the user's --as-of, or that fallback)
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -82,6 +71,7 @@ class Environment:
     lock: tuple[str, ...] = ()  # the image's distributions, `name==version [--hash=...]` (LOCK_LABEL), when known
     pins: tuple[str, ...] = ()  # `name==version` held at the project's lowest declared version (PINS_LABEL)
     floors: tuple[Floor, ...] = ()  # what could still be held back (FLOORS_LABEL); none for the user's `setup`
+    as_of: str | None = None  # the releases were those uploaded before this date (EnvRequest.as_of)
 
 
 def python_path(checkout: Checkout) -> tuple[str, ...]:
@@ -94,14 +84,10 @@ def python_path(checkout: Checkout) -> tuple[str, ...]:
 
 
 def cache_tag(base_image_id: str, python: str, plan: InstallPlan, pip: PipSettings,
-              hold_back: Sequence[str] = ()) -> str:
-    key = "\n".join([RECIPE, base_image_id, python, plan.inputs_digest, pip.digest, *sorted(hold_back)])
+              hold_back: Sequence[str] = (), as_of: str | None = None) -> str:
+    key = "\n".join([RECIPE, base_image_id, python, plan.inputs_digest, pip.digest, *sorted(hold_back),
+                     *([f"as of {as_of}"] if as_of else [])])
     return f"{ENV_REPOSITORY}:py{python}-in-{hashlib.sha256(key.encode()).hexdigest()[:12]}"
-
-
-def lock_tag(python: str, lock: Sequence[str]) -> str:
-    digest = hashlib.sha256("\n".join([RECIPE, python, *sorted(lock)]).encode()).hexdigest()[:12]
-    return f"{ENV_REPOSITORY}:py{python}-{digest}"
 
 
 def _label_lines(labels: dict[str, str], key: str) -> tuple[str, ...]:
@@ -112,189 +98,17 @@ def image_lock(client: docker.DockerClient, image: str) -> tuple[str, ...]:
     return _label_lines(client.images.get(image).labels or {}, LOCK_LABEL)
 
 
-def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
-    tail = [line for line in result.output.splitlines() if line.strip()][-QUOTED_LINES:]
-    quoted = "\n".join(f"    {line}" for line in tail) or "    (no output)"
-    why = f"took more than {STEP_TIMEOUT_S} s" if result.timed_out else f"exited with {result.exit_code}"
-    hint = ""
-    if re.search(r"\b(401|403)\b.*(Unauthorized|Forbidden)|credentials", result.output, re.I):
-        hint = ("\n  the index asked for credentials: give them in the index URL of pip's configuration "
-                "(PIP_INDEX_URL=https://USER:TOKEN@HOST/simple) or install with the `setup` commands")
-    return DependencyInstallFailed(f"setting up the test environment failed: {what} {why}:\n{quoted}{hint}",
-                                   last_line=tail[-1].strip() if tail else why)
-
-
-def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str, ...]:
-    if step.argv[:1] != ("pip",):
-        return step.argv
-    argv = (*PIP, *step.argv[1:])
-    if step.argv[1:2] != ("install",):
-        return argv
-    # The report lists what this step installed, with the archives' hashes: the lock.
-    return (*argv, *(("-c", PINS_FILE) if pinned else ()), "--report", f"/tmp/fixbot-report-{index}.json")
-
-
-def _run(box: BuildBox, argv: Sequence[str], what: str, echo: bool = True) -> CommandResult:
-    result = box.run(argv, timeout_s=STEP_TIMEOUT_S, echo=echo)
-    if not result.ok:
-        raise _failure(what, result)
-    return result
-
-
-# Run in the build container after the plan: what is installed (pip inspect), which of it is the project itself
-# (installed from /src), and the archives' hashes from the steps' --report files; one JSON line at the end.
-LOCK_SCRIPT = """
-import glob, json, subprocess, sys
-out = subprocess.run([sys.executable, "-m", "pip", "inspect"], capture_output=True, text=True, check=True).stdout
-dists = json.loads(out)["installed"]
-hashes = {}
-for path in sorted(glob.glob("/tmp/fixbot-report-*.json")):
-    for item in json.load(open(path)).get("install", []):
-        archive = (item.get("download_info") or {}).get("archive_info") or {}
-        if archive.get("hash"):
-            hashes[item["metadata"]["name"].lower()] = archive["hash"].replace("=", ":", 1)
-itself = [d["metadata"]["name"] for d in dists if (d.get("direct_url") or {}).get("url", "").startswith("file://SRC")]
-lock = [d["metadata"]["name"] + "==" + d["metadata"]["version"] for d in dists
-        if d["metadata"]["name"] not in itself and d["metadata"]["name"].lower() != "pip"]
-lock = [line + (" --hash=" + hashes[line.split("==")[0].lower()] if line.split("==")[0].lower() in hashes else "")
-        for line in lock]
-print("FIXBOT-LOCK " + json.dumps({"itself": itself, "lock": sorted(lock)}))
-""".replace("SRC", SRC)
-
-
-# Run in the build container with the project's names: its own copy uninstalled, and its metadata put back without
-# the record of its files, so that code reading its own version (importlib.metadata) or entry points finds them.
-UNINSTALL_SCRIPT = """
-import json, os, shutil, subprocess, sys, tempfile
-names = sys.argv[1:]
-out = subprocess.run([sys.executable, "-m", "pip", "inspect"], capture_output=True, text=True, check=True).stdout
-kept = [d["metadata_location"] for d in json.loads(out)["installed"]
-        if d["metadata"]["name"] in names and d.get("metadata_location", "").endswith(".dist-info")]
-aside = tempfile.mkdtemp()
-for path in kept:
-    shutil.copytree(path, os.path.join(aside, os.path.basename(path)))
-subprocess.run([sys.executable, "-m", "pip", "uninstall", "--yes", *names], check=True)
-for path in kept:
-    shutil.copytree(os.path.join(aside, os.path.basename(path)), path)
-    for name in ("RECORD", "direct_url.json"):
-        if os.path.exists(os.path.join(path, name)):
-            os.remove(os.path.join(path, name))
-"""
-
-
-def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
-             pinned: bool = False) -> tuple[tuple[str, ...], ImportCheck]:
-    """Run the plan (with PINS_FILE as constraints when pinned), check the checkout's imports, uninstall the
-    project itself; return the lock of what stays installed and the imports that failed inside it."""
-    log("environment: upgrading pip in the build container")
-    _run(box, PIP_UPGRADE, "upgrading pip")
-    for index, step in enumerate(plan.steps):
-        log(f"environment: installing {step.what}")
-        try:
-            _run(box, _step_argv(step, index, pinned), f"installing {step.what}")
-        except DependencyInstallFailed as exc:
-            if step.optional:
-                log(f"environment: the project does not build as a package ({exc.last_line}); its tests run from "
-                    "the checkout without it")
-                continue
-            if step.fallback is None:
-                raise
-            log(f"environment: the project does not install as a package; installing {step.fallback.what}")
-            try:
-                _run(box, _step_argv(step.fallback, index, pinned), f"installing {step.fallback.what}")
-            except DependencyInstallFailed:
-                raise exc from None
-    result = _run(box, ("python3", "-c", LOCK_SCRIPT), "listing what was installed (pip inspect)", echo=False)
-    found = json.loads(result.output.rpartition("FIXBOT-LOCK ")[2].splitlines()[0])
-    imports = check_imports(box, found["itself"])  # before the uninstall: it reads the project's requirements
-    if found["itself"]:  # its code comes from the checkout in every test run
-        _run(box, ("python3", "-c", UNINSTALL_SCRIPT, *found["itself"]), "uninstalling the project's own copy")
-    return tuple(found["lock"]), imports
-
-
-def _pinned(client: docker.DockerClient, spec: BuildSpec, plan: InstallPlan, pins: tuple[str, ...],
-            newest: ImportCheck, boxes: ExitStack, log: Callable[[str], None]
-            ) -> tuple[BuildBox, tuple[str, ...], ImportCheck] | None:
-    """A second build with `pins` as constraints, when it installs and more of the checkout's modules import than
-    with the newest versions (an old release may not import at all on a new Python); else None."""
-    log(f"environment: building again with {', '.join(pins)}, the lowest the project declares")
-    spec = replace(spec, files={**spec.files, PINS_FILE: "".join(f"{pin}\n" for pin in pins).encode()})
-    box = boxes.enter_context(build_box(client, spec, lambda line: log(f"  | {line}")))
-    try:
-        lock, left = _install(box, plan, log, pinned=True)
-    except DependencyInstallFailed as exc:
-        log(f"environment: that does not install ({exc.last_line}); keeping the newest versions")
-        return None
-    if left.failed >= newest.failed:
-        log(f"environment: {left.failed} module(s) still do not import with them (against {newest.failed}); "
-            "keeping the newest versions")
-        return None
-    log(f"environment: with {', '.join(pins)}, {newest.failed - left.failed} more module(s) import; using them")
-    return box, lock, left
-
-
-def _report_drift(imports: ImportCheck, log: Callable[[str], None]) -> tuple[str, ...]:
-    log(f"environment: imported the checkout's {imports.modules} package module(s) and test file(s) in "
-        f"{imports.seconds:.1f} s: {imports.failed} did not import")
-    for drift in imports.drifts[:SHOWN_DRIFTS]:
-        log(f"environment: {drift.describe()}")
-    pins = pins_for(imports.drifts)
-    if imports.drifts and not pins:
-        log("environment: the project declares no older version to go back to; pin one with the `setup` commands")
-    return pins
-
-
-@dataclass(frozen=True)
-class _Built:
-    tag: str  # the lock's tag (lock_tag)
-    lock: tuple[str, ...]
-    pins: tuple[str, ...]
-    floors: tuple[Floor, ...]
-
-
-def _build(client: docker.DockerClient, checkout: Checkout, base: str, python: str, plan: InstallPlan,
-           pip: PipSettings, cached: str, hold_back: tuple[str, ...], log: Callable[[str], None]) -> _Built:
-    """Build and commit the environment as `cached`, with `hold_back` as constraints from the start."""
-    files = dict(checkout.files)
-    for step in (*plan.steps, *(s.fallback for s in plan.steps if s.fallback)):
-        files.update({f"{BUILD_DIR}/{name}": text.encode() for name, text in step.files})
-    if hold_back:
-        files[PINS_FILE] = "".join(f"{pin}\n" for pin in hold_back).encode()
-    spec = BuildSpec(base=base, files=files, extra_files=pip.files, allow_hosts=pip.hosts,
-                     env={**PIP_ENV, **pip.env, **dict(plan.env)})
-    log(f"environment: building on {base}; the build reaches only {', '.join(pip.hosts)}"
-        + (f"; holding back {', '.join(hold_back)}" if hold_back else ""))
-    with ExitStack() as boxes:
-        box = boxes.enter_context(build_box(client, spec, lambda line: log(f"  | {line}")))
-        lock, imports = _install(box, plan, log, pinned=bool(hold_back))
-        pins = _report_drift(imports, log)
-        pins = () if plan.custom or hold_back else pins  # the user's `setup` commands choose the versions
-        better = _pinned(client, spec, plan, pins, imports, boxes, log) if pins else None
-        if better:
-            box, lock, imports = better
-        else:
-            pins = hold_back
-        floors = () if plan.custom else imports.floors
-        labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock), PINS_LABEL: "\n".join(pins),
-                  FLOORS_LABEL: "\n".join(floor.line() for floor in floors)}
-        # Always this build's own image, never another project's with the same lock: the project's setup.py ran
-        # in this build and may have written anywhere (a sitecustomize.py would run in the other's tests).
-        repository, tag = cached.split(":")
-        box.commit(repository, tag, labels)
-    tag = lock_tag(python, lock)  # the newest build of this lock, for people; runs reuse by the inputs' tag
-    client.images.get(cached).tag(*tag.split(":"))
-    return _Built(tag, lock, pins, floors)
-
-
-def ensure_base(client: docker.DockerClient, python: str, log: Callable[[str], None]) -> str:
-    """The sandbox base of `python`, built once when missing: offline from the machine's apt mirror where
-    mmdebstrap is installed, else from the Dockerfile on `python:X.Y-slim` (the Action's runners have a registry)."""
-    base = default_image(python)
-    spec = ImageSpec(python=python)
+def ensure_base(client: docker.DockerClient, python: str, log: Callable[[str], None], *, tools: bool = False) -> str:
+    """The sandbox base of `python` (with a C toolchain when `tools`: sandbox/image.py), built once when missing:
+    offline from the machine's apt mirror where mmdebstrap is installed, else from the Dockerfile on
+    `python:X.Y-slim` (the Action's runners have a registry)."""
+    spec = tools_spec(python) if tools else ImageSpec(python=python)
+    base = spec.tag() if tools else default_image(python)
     if image_exists(client, base) or base != spec.tag():  # an image named by FIXBOT_SANDBOX_IMAGE is not ours to build
         require_image(client, base)
         return base
-    log(f"environment: the Python {python} sandbox base is missing; building it once (a few minutes)")
+    what = "with a C toolchain" if tools else "sandbox base"
+    log(f"environment: the Python {python} {what} is missing; building it once (a few minutes)")
     if shutil.which("mmdebstrap"):
         return build_offline(client, spec, log)
     return build_from_dockerfile(client, spec, log)
@@ -307,10 +121,42 @@ def plan_environment(checkout: Checkout, request: EnvRequest) -> tuple[PythonCho
     return choice, install_plan(checkout, setup=request.setup, python=choice.version)
 
 
+@dataclass(frozen=True)
+class _Attempt:
+    """One way to build: on the plain base or the one with a C toolchain, with today's releases or as of a date."""
+
+    tools: bool = False
+    as_of: str | None = None
+
+
+def _next_attempt(tried: _Attempt, exc: DependencyInstallFailed, request: EnvRequest,
+                  plan: InstallPlan) -> tuple[_Attempt, str] | None:
+    """What to try after `tried` failed, and why in words: a C toolchain when a dependency compiles, then the
+    failing commit's date when today's releases do not install; None when nothing is left."""
+    if exc.needs_compiler and not tried.tools:
+        return replace(tried, tools=True), "a dependency compiles from source; building with a C toolchain"
+    if tried.as_of is None and request.commit_date and not plan.custom and not request.as_of:
+        return replace(tried, as_of=request.commit_date), (f"today's releases do not install ({exc.last_line}); "
+                                                           f"resolving again with nothing uploaded after "
+                                                           f"{request.commit_date}, the failing commit's date")
+    return None
+
+
+def _failed_before(client: docker.DockerClient, tag: str) -> DependencyInstallFailed | None:
+    """The failure an earlier run marked on `tag` (a marker tag on the base image), so that it is not built again."""
+    for suffix, compiler in ((FAILED_COMPILER, True), (FAILED, False)):
+        if image_exists(client, tag + suffix):
+            return DependencyInstallFailed(f"the build of {tag} failed on an earlier run ({tag + suffix})",
+                                           last_line="failed on an earlier run", needs_compiler=compiler)
+    return None
+
+
 def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: docker.DockerClient,
                         log: Callable[[str], None]) -> Environment:
     """The image to run this checkout's tests in: the chosen Python's base when nothing is to be installed, else
-    a cached `fixbot-env` image with the project's environment (built here when missing)."""
+    a cached `fixbot-env` image with the project's environment (built here when missing). A build that fails is
+    tried again the ways `_next_attempt` says (a C toolchain; the failing commit's date, as the project's CI
+    resolved then), each failure remembered so that the next run goes straight to what worked."""
     start = time.monotonic()
     choice, plan = plan_environment(checkout, request)
     log(f"environment: Python {choice.version} ({choice.source})")
@@ -319,22 +165,56 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
         log(f"environment: {note}")
 
     def done(image: str, built: bool, lock: tuple[str, ...] = (), pins: tuple[str, ...] = (),
-             floors: tuple[Floor, ...] = ()) -> Environment:
+             floors: tuple[Floor, ...] = (), as_of: str | None = None) -> Environment:
         return Environment(image=image, python=choice, plan=plan, pythonpath=python_path(checkout), built=built,
-                           setup_s=time.monotonic() - start, lock=lock, pins=pins, floors=floors)
+                           setup_s=time.monotonic() - start, lock=lock, pins=pins, floors=floors, as_of=as_of)
 
     if not plan.steps:
         log("environment: nothing to install; using the sandbox image as it is")
         return done(base, False)
     pip = pip_settings(plan.index_urls)
     hold_back = () if plan.custom else request.hold_back
-    cached = cache_tag(client.images.get(base).id, choice.version, plan, pip, hold_back)
+    attempt, first = _Attempt(as_of=None if plan.custom else request.as_of), None
+    while True:
+        if attempt.tools:
+            base = ensure_base(client, choice.version, lambda line: log(f"  {line}"), tools=True)
+        tag = cache_tag(client.images.get(base).id, choice.version, plan, pip, hold_back, attempt.as_of)
+        exc = _failed_before(client, tag)
+        if exc is None:
+            try:
+                return _cached_or_built(client, checkout, base, tag, choice.version, plan, pip, hold_back,
+                                        attempt.as_of, log, done)
+            except DependencyInstallFailed as failure:
+                exc = failure
+                client.images.get(base).tag(*(tag + (FAILED_COMPILER if exc.needs_compiler else FAILED)).split(":"))
+        first = first or exc
+        following = _next_attempt(attempt, exc, request, plan)
+        if following is None:
+            if exc is first:
+                raise exc
+            raise DependencyInstallFailed(f"{first}\n  tried again ({_described(attempt)}): {exc.last_line}",
+                                          last_line=first.last_line)
+        attempt, why = following
+        log(f"environment: {why}")
+
+
+def _described(attempt: _Attempt) -> str:
+    parts = (["with a C toolchain"] if attempt.tools else []) + \
+        ([f"nothing uploaded after {attempt.as_of}"] if attempt.as_of else [])
+    return ", ".join(parts) or "today's releases"
+
+
+def _cached_or_built(client: docker.DockerClient, checkout: Checkout, base: str, cached: str, python: str,
+                     plan: InstallPlan, pip: PipSettings, hold_back: tuple[str, ...], as_of: str | None,
+                     log: Callable[[str], None], done: Callable[..., Environment]) -> Environment:
+    start = time.monotonic()
     if image_exists(client, cached):
-        log(f"environment: reusing {cached}")
+        log(f"environment: reusing {cached}" + (f" (nothing uploaded after {as_of})" if as_of else ""))
         labels = client.images.get(cached).labels or {}
         floors = tuple(f for f in map(Floor.parse, _label_lines(labels, FLOORS_LABEL)) if f)
-        return done(cached, False, _label_lines(labels, LOCK_LABEL), _label_lines(labels, PINS_LABEL), floors)
+        return done(cached, False, _label_lines(labels, LOCK_LABEL), _label_lines(labels, PINS_LABEL), floors,
+                    as_of)
     log(f"environment: {len(plan.steps)} step(s) from {', '.join(plan.sources)}")
-    built = _build(client, checkout, base, choice.version, plan, pip, cached, hold_back, log)
+    built = build(client, checkout, base, python, plan, pip, cached, hold_back, log, as_of)
     log(f"environment: {built.tag} ready in {time.monotonic() - start:.1f} s ({len(built.lock)} packages)")
-    return done(cached, True, built.lock, built.pins, built.floors)
+    return done(cached, True, built.lock, built.pins, built.floors, as_of)

@@ -329,7 +329,7 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
                           round(time.monotonic() - started + ctx.setup_s, 2),
                           round(sum(a.prompt_eval_s for a in attempts), 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
-                         flaky=work.flaky, offline=work.offline, lacking=work.lacking,
+                         flaky=work.flaky, offline=work.offline, lacking=work.lacking, environment=work.environment,
                          held_back=work.held_back,
                          targets=tuple(work.ranked),
                          repairs=tuple(work.swept + work.repairs), repository=checkout.root,
@@ -361,12 +361,12 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
 
     found, work.held_back = with_held_back(ctx, reproduced(ctx), reproduced)
     work.before, work.flaky, work.test_timeout_s = found.before, found.flaky, found.test_timeout_s
-    work.offline, work.lacking = found.offline, found.lacking
+    work.offline, work.lacking, work.environment = found.offline, found.lacking, found.environment
     work.failing = work.remaining = found.failing
     work.run = found.before
     if not found.before.failed:
         return done("nothing_to_fix", "all tests pass: nothing to fix")
-    if not found.failing and (found.offline or found.lacking) and not found.flaky:
+    if not found.failing and (found.offline or found.lacking or found.environment) and not found.flaky:
         return done(*unrunnable(found))
     if not found.failing:
         return done("flaky", f"{len(found.flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed")
@@ -389,5 +389,8 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
         return done("not_fixed", f"the patch was rejected: {exc}", best=best_attempt(work))
     why = " ".join(rename_explanation(r) if r.stop_reason == "renamed" else
                    explanation(r.target, r.original, r.fixed or "", work.failures, r.tests, r.helper) for r in fixed)
-    return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s); "
-                         "the whole suite passes", explanation=why, diff=diff, changed_lines=changed)
+    aside = sum(len(c.tests) for c in work.environment)
+    rest = f"; {aside} other failing test(s) fail because of the environment, not the code" if aside \
+        else "; the whole suite passes"
+    return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s){rest}",
+                explanation=why, diff=diff, changed_lines=changed)

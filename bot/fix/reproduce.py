@@ -11,6 +11,7 @@ from bot.failures import Failure
 from bot.llm import LLM
 from sandbox import Sandbox
 
+from .classify import EnvCause, Setting, classify
 from .env_drift import Floor
 from .result import RunSummary
 from .testrun import TestCommand, run_tests
@@ -43,6 +44,8 @@ class FixRun:
     tests_s: float = 0.0
     floors: tuple[Floor, ...] = ()  # dependencies installed above the project's lowest declared version
     rebuild: Callable[[tuple[str, ...]], Sandbox | None] | None = None  # a sandbox with those pins, or None
+    python: str = ""  # the Python the tests run on; "" when unknown (no environment causes are read then)
+    older: tuple[str, ...] = ()  # older Pythons fixbot has a sandbox base for, newest first
 
 
 def derived_test_timeout(run: TestRun, explicit: float | None) -> float:
@@ -83,10 +86,15 @@ class Reproduced:
     test_timeout_s: float  # the per-test limit for the rest of the run
     offline: tuple[str, ...] = ()  # failed after trying to reach another machine: they need the network
     lacking: tuple[str, ...] = ()  # failed after running a program the sandbox does not have
+    environment: tuple[EnvCause, ...] = ()  # failed because of the environment, not the code (classify.py)
 
 
 def unrunnable(found: Reproduced) -> tuple[FixStatus, str]:
     """The outcome when every failing test was set aside for what the sandbox lacks (and none is flaky)."""
+    if found.environment:
+        tests = sum(len(c.tests) for c in found.environment)
+        return "environment", (f"{tests} failing test(s) fail because of the environment, not the code: "
+                               + "; ".join(c.line() for c in found.environment))
     if found.offline:
         return "needs_network", (f"{len(found.offline)} failing test(s) need the network, which the sandbox does "
                                  "not have: not fixed")
@@ -119,12 +127,25 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
         failing -= set(offline)
     lacking = _lacking(ctx, before, failing)
     failing -= set(lacking)
+    environment = _environment(ctx, files, before, failing)
+    failing -= {t for cause in environment for t in cause.tests}
     if not failing:
-        return Reproduced(before, frozenset(), missing, limit, offline, lacking)
+        return Reproduced(before, frozenset(), missing, limit, offline, lacking, environment)
     again = suite_run(ctx, files, command, "re-run failing", timeout=suite_timeout_s, select=failing,
                       deadline=deadline, test_timeout=limit)
     flaky = tuple(sorted(failing - again.failed)) + missing
-    return Reproduced(before, failing & again.failed, flaky, limit, offline, lacking)
+    return Reproduced(before, failing & again.failed, flaky, limit, offline, lacking, environment)
+
+
+def _environment(ctx: FixRun, files: Mapping[str, bytes], before: TestRun,
+                 failing: frozenset[str]) -> tuple[EnvCause, ...]:
+    """The failing tests' environment causes (bot/fix/classify.py), each said in one line."""
+    if not ctx.python:
+        return ()
+    causes = classify(before.failures, failing, Setting(files, ctx.python, ctx.older))
+    for cause in causes:
+        ctx.say(f"  the environment, not the code: {cause.line()}")
+    return causes
 
 
 # what running a missing program raises; a test that failed otherwise (code that caught it and fell back) may fail

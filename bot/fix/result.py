@@ -11,10 +11,11 @@ from typing import Any, Literal
 from bot.agent.types import Attempt, FixedBy, SearchRound, StopReason
 from bot.failures import Failure
 
+from .classify import EnvCause
 from .types import CodeTarget, FixStatus, TestRun
 
 EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix": 3, "flaky": 3, "needs_network": 3,
-                                 "interrupted": 130}
+                                 "environment": 3, "interrupted": 130}
 # fixed: verified by the whole suite; regressed: passed its blamed tests, broke others in the whole suite (undone)
 RepairStatus = Literal["fixed", "not_fixed", "regressed"]
 # the agent's own, or why the pipeline ended a repair without it: the blamed tests passed as the code was, a stop
@@ -106,6 +107,7 @@ class FixResult:
     flaky: tuple[str, ...] = ()
     offline: tuple[str, ...] = ()  # failing tests that tried to reach another machine: set aside, never fixed
     lacking: tuple[str, ...] = ()  # failing tests that ran a program the sandbox does not have: set aside too
+    environment: tuple[EnvCause, ...] = ()  # failing tests the environment fails, not the code (classify.py)
     held_back: tuple[str, ...] = ()  # `name==version` the tests ran with: tests failed inside newer releases
     targets: tuple[CodeTarget, ...] = ()
     repairs: tuple[TargetRepair, ...] = ()
@@ -161,6 +163,7 @@ def to_markdown(result: FixResult) -> str:
     if result.lacking:
         lacking = [f"- `{t}`" for t in result.lacking]
         lines += ["## Run programs the sandbox does not have (not fixed)", "", *lacking, ""]
+    lines += environment_lines(result.environment)
     if result.held_back:
         lines += ["## Dependencies held back", "",
                   f"With the newest releases the project allows, tests failed inside them; the tests ran with "
@@ -192,6 +195,18 @@ def to_markdown(result: FixResult) -> str:
         lines += [f"| {r.purpose} | {r.passed} | {len(r.failed)} | {r.duration_s:.1f} |" for r in result.runs]
         lines.append("")
     return "\n".join(lines)
+
+
+def environment_lines(causes: tuple[EnvCause, ...]) -> list[str]:
+    """The report's section of environment causes: each cause, its remedy, its tests."""
+    if not causes:
+        return []
+    lines = ["## The environment, not the code (not repaired)", ""]
+    for cause in causes:
+        shown = ", ".join(f"`{t}`" for t in cause.tests[:5]) + (f" and {len(cause.tests) - 5} more"
+                                                                if len(cause.tests) > 5 else "")
+        lines.append(f"- {cause.what}: {cause.remedy}. Tests: {shown}")
+    return [*lines, ""]
 
 
 MAKERS: dict[str, str] = {"search": "the mutation search, one edit from the original",

@@ -11,9 +11,11 @@ import docker
 
 from sandbox import Sandbox, open_sandbox
 from sandbox.containers import connect
+from sandbox.image import PYTHONS
 
 from ..llm.lazy import LazyModel
-from .environment import DependencyInstallFailed, EnvRequest, prepare_environment
+from .env_build import DependencyInstallFailed
+from .environment import EnvRequest, prepare_environment
 from .pipeline import FixOptions, FixRun, fix
 from .result import FixResult
 from .types import Checkout
@@ -33,7 +35,7 @@ def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_bas
         with ExitStack() as sandboxes:
             sandbox = sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE))
             run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=say,
-                         floors=env.floors,
+                         floors=env.floors, python=env.python.version, older=older_pythons(env.python.version),
                          rebuild=_rebuilder(client, checkout, request, sandboxes, say) if env.floors else None)
             return fix(checkout, run, options, model=model)
     finally:
@@ -53,3 +55,10 @@ def _rebuilder(client: docker.DockerClient, checkout: Checkout, request: EnvRequ
             return None
         return sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE))
     return rebuild
+
+
+def older_pythons(python: str) -> tuple[str, ...]:
+    """The Pythons fixbot has a sandbox base for that are older than `python`, newest first."""
+    def key(version: str) -> tuple[int, ...]:
+        return tuple(int(p) for p in version.split("."))
+    return tuple(sorted((v for v in PYTHONS if key(v) < key(python)), key=key, reverse=True))

@@ -7,7 +7,8 @@ from typing import Literal
 
 from bot.failures import Failure
 
-FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky", "needs_network", "interrupted"]
+# environment: every failing test fails because of the environment (bot/fix/classify.py), not the code
+FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky", "needs_network", "environment", "interrupted"]
 
 
 @dataclass(frozen=True)

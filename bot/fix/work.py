@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 
 from bot.failures import Failure
 
+from .classify import EnvCause
 from .harness import with_code
 from .missing import MissingName, without_stubs
 from .pairs import PairKey
@@ -32,6 +33,7 @@ class Work:
     flaky: tuple[str, ...] = ()
     offline: tuple[str, ...] = ()  # failing tests that need the network (the sandbox has none): never to fix
     lacking: tuple[str, ...] = ()  # failing tests that run a program the sandbox does not have: never to fix
+    environment: tuple[EnvCause, ...] = ()  # failing tests the environment fails (bot/fix/classify.py): never to fix
     held_back: tuple[str, ...] = ()  # `name==version` the environment was rebuilt with (bot/fix/hold_back.py)
     test_timeout_s: float = 10.0
     run: TestRun | None = None  # the last whole-suite run of `files`
@@ -49,8 +51,9 @@ class Work:
 
     @property
     def set_aside(self) -> tuple[str, ...]:
-        """Failing tests no fix is judged by: flaky ones and those that need the network or a missing program."""
-        return self.flaky + self.offline + self.lacking
+        """Failing tests no fix is judged by: flaky ones, those that need the network or a missing program, and
+        those the environment fails."""
+        return self.flaky + self.offline + self.lacking + tuple(t for c in self.environment for t in c.tests)
 
     @property
     def baseline(self) -> TestRun | None:

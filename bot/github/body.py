@@ -135,6 +135,10 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
                   f"The suite ran with {pins}, the lowest version the project declares: with the newest release "
                   "the project allows, tests failed inside it. Consider an upper bound, or adapting to the newer "
                   "release.", ""]
+    if result.environment:  # failing tests this change does not touch: the environment fails them, not the code
+        cause += ["#### Failing because of the environment, not the code (not changed here)", ""]
+        cause += [f"- {code(c.what)}: {plain(c.remedy)} ({len(c.tests)} test(s))" for c in result.environment]
+        cause += [""]
     tail = _attempts(result) + _runs(result) + [f"Model: {code(result.model)}", "", marker(signature), ""]
     before, after = head + failures + cause, tail
     budget = BODY_LIMIT - _MARGIN - len("\n".join(before + after))

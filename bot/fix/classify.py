@@ -1,0 +1,172 @@
+"""Environment or code: why each failing test fails, read from its traceback before anything is repaired.
+
+A test fails in the project's code (the default: it is repaired), or because of the environment it runs in, which
+no change of the project's code should paper over:
+  removed-stdlib   a name or module this Python's standard library no longer has (`collections.Mapping`, `imp`):
+                   the project was written for an older Python;
+  python-syntax    code that older Pythons parsed (`async` as a name, a print statement);
+  missing-module   an import of a module the environment does not have and the checkout does not define;
+  dependency-api   a name today's release of a dependency no longer has (`cannot import name X from dep`);
+  dependency-error an error raised inside an installed package, called from the tests' own code with no project
+                   frame between (a test helper or fixture broken by a newer release);
+  system-library   a shared library the sandbox lacks.
+The network and missing programs are set aside elsewhere (bot/fix/reproduce.py) by what the test tried to do.
+
+In: the failures of one run, the checkout's files, the Python the tests ran on. Out: one `EnvCause` per cause,
+with its tests, a line saying what it is, and the remedy a user can apply. Never: a test whose traceback passes
+through the project's code is classed as the environment's unless the error itself names the environment (a
+removed standard name, a module that is not installed)."""
+from __future__ import annotations
+
+import re
+import sys
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from bot.failures import Failure
+
+CauseKind = Literal["removed-stdlib", "python-syntax", "missing-module", "dependency-api", "dependency-error",
+                    "system-library"]
+SITE_DIRS = ("/site-packages/", "/dist-packages/")
+# modules the standard library dropped, by the first Python without them (PEPs 594, 632 and the 3.12 removals)
+REMOVED_MODULES = {**{m: "3.12" for m in ("distutils", "imp", "asynchat", "asyncore", "smtpd")},
+                   **{m: "3.13" for m in ("cgi", "cgitb", "crypt", "imghdr", "mailcap", "msilib", "nis", "nntplib",
+                                          "ossaudiodev", "pipes", "sndhdr", "spwd", "sunau", "telnetlib", "uu",
+                                          "xdrlib", "audioop", "chunk", "lib2to3")}}
+# distributions whose import name differs from the name to install
+DISTRIBUTIONS = {"pkg_resources": "setuptools<81", "yaml": "pyyaml", "dateutil": "python-dateutil",
+                 "bs4": "beautifulsoup4", "PIL": "pillow", "sklearn": "scikit-learn", "attr": "attrs"}
+_NO_MODULE = re.compile(r"No module named '([\w.]+)'")
+_NO_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
+_NO_ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
+_SHARED_LIBRARY = re.compile(r"cannot open shared object file|library not found|Library not loaded")
+_OLD_SYNTAX = re.compile(r"Missing parentheses in call to '(?:print|exec)'")
+
+
+@dataclass(frozen=True)
+class EnvCause:
+    """One reason of the environment's, with the failing tests it explains."""
+
+    kind: CauseKind
+    what: str  # one line: "the standard library of Python 3.11 has no collections.Mapping (removed in 3.10)"
+    remedy: str  # what the user can do: "--python 3.9"
+    tests: tuple[str, ...]
+
+    def line(self) -> str:
+        return f"{self.what} ({len(self.tests)} test(s)): {self.remedy}"
+
+
+@dataclass(frozen=True)
+class Setting:
+    """What the classification needs to know of the run: the files, the Python, the older ones available."""
+
+    files: Mapping[str, bytes]
+    python: str  # "3.11"
+    older: tuple[str, ...] = ()  # Pythons older than `python` that fixbot has a sandbox base for, newest first
+
+    def project_module(self, name: str) -> bool:
+        """`name`'s top-level package or module is the checkout's own (or a sibling of the tests)."""
+        top = name.split(".")[0]
+        return any(p.rsplit("/", 1)[-1] == f"{top}.py" or f"/{top}/" in f"/{p}" for p in self.files)
+
+    def older_python(self, before: str | None = None) -> str:
+        """The remedy of code written for an older Python: the newest available one before `before` (else before
+        this one), or what to say when there is none."""
+        limit = _version(before) if before else _version(self.python)
+        fits = [v for v in self.older if _version(v) < limit]
+        return f"--python {fits[0]}" if fits else (f"it needs a Python older than {before or self.python}, which "
+                                                   "fixbot has no sandbox for")
+
+
+def _version(text: str) -> tuple[int, ...]:
+    return tuple(int(p) for p in text.split(".")[:2])
+
+
+def _stdlib(name: str) -> bool:
+    return name.split(".")[0] in sys.stdlib_module_names or name.split(".")[0] in REMOVED_MODULES
+
+
+def _installed(frame_path: str) -> str | None:
+    """The top-level package of an installed distribution's file, else None."""
+    site = next((s for s in SITE_DIRS if s in frame_path), None)
+    if site is None:
+        return None
+    first = frame_path.split(site, 1)[1].split("/")[0]
+    return first[:-3] if first.endswith(".py") else first
+
+
+def _import_cause(message: str, s: Setting) -> tuple[CauseKind, str, str] | None:
+    if (m := _NO_MODULE.search(message)) is not None:
+        module = m[1]
+        if s.project_module(module):
+            return None
+        top = module.split(".")[0]
+        if top in REMOVED_MODULES and _version(s.python) >= _version(REMOVED_MODULES[top]):
+            return ("removed-stdlib", f"Python {s.python} has no module {top} (removed in {REMOVED_MODULES[top]})",
+                    s.older_python(REMOVED_MODULES[top]))
+        dist = DISTRIBUTIONS.get(top, top)
+        return ("missing-module", f"the test environment has no module {module}",
+                f"declare it in the project's test requirements, or --setup 'pip install {dist}'")
+    if (m := _NO_NAME.search(message)) is not None:
+        return _missing_name(m[2], m[1], s)
+    return None
+
+
+def _missing_name(module: str, name: str, s: Setting) -> tuple[CauseKind, str, str] | None:
+    if s.project_module(module) and not _stdlib(module):
+        return None  # the project lacks it: code (bot/fix/missing.py writes a stub)
+    if _stdlib(module):
+        return ("removed-stdlib", f"the standard library of Python {s.python} has no {module}.{name}",
+                s.older_python())
+    return ("dependency-api", f"today's release of {module.split('.')[0]} has no {module}.{name}",
+            "--as-of the failing commit's date, or pin an older release with --setup")
+
+
+def classify_one(failure: Failure, s: Setting) -> tuple[CauseKind, str, str] | None:
+    """The environment cause of one failure, or None: the code's."""
+    message = failure.message or ""
+    kind = (failure.error_type or "").rpartition(".")[2]
+    if _SHARED_LIBRARY.search(message):
+        return ("system-library", f"a shared library is missing ({message[:120]})",
+                "install it with --setup, or run fixbot where it is")
+    if kind in ("ModuleNotFoundError", "ImportError"):
+        return _import_cause(message, s)
+    if kind == "AttributeError" and (m := _NO_ATTRIBUTE.search(message)) is not None:
+        return _missing_name(m[1], m[2], s)
+    if kind == "SyntaxError" and _OLD_SYNTAX.search(message):
+        return "python-syntax", f"Python {s.python} does not parse this code ({message})", s.older_python()
+    return _dependency_error(failure, kind)
+
+
+def _dependency_error(failure: Failure, kind: str) -> tuple[CauseKind, str, str] | None:
+    """Raised inside an installed package that the test's own code called, no project frame on the way."""
+    if kind in ("", "AssertionError") or not failure.traceback:
+        return None
+    package = _installed(failure.traceback[-1].path)
+    if package is None:
+        return None
+    ours = [f for f in failure.traceback if not f.path.startswith("/")]
+    if not ours or any(not _is_test_file(f.path) for f in ours):
+        return None  # the project's code is on the way: it may be the project's misuse of the package
+    return ("dependency-error", f"the tests' own code fails inside {package} ({kind})",
+            "--as-of the failing commit's date, or pin the release the project was tested with")
+
+
+def _is_test_file(path: str) -> bool:
+    name = path.rsplit("/", 1)[-1]
+    return name == "conftest.py" or name.startswith("test") or name.endswith("_test.py") or "/tests/" in f"/{path}" \
+        or "/test/" in f"/{path}"
+
+
+def classify(failures: Sequence[Failure], failing: frozenset[str], setting: Setting) -> tuple[EnvCause, ...]:
+    """The environment's causes among the `failing` tests' failures, each with its tests, in a stable order."""
+    found: dict[tuple[CauseKind, str, str], list[str]] = {}
+    for failure in failures:
+        if failure.test_id not in failing:
+            continue
+        cause = classify_one(failure, setting)
+        if cause is not None:
+            found.setdefault(cause, []).append(failure.test_id)
+    return tuple(EnvCause(kind, what, remedy, tuple(sorted(tests)))
+                 for (kind, what, remedy), tests in sorted(found.items()))
