@@ -172,9 +172,26 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
     result = _run(box, ("python3", "-c", LOCK_SCRIPT), "listing what was installed (pip inspect)", echo=False)
     found = json.loads(result.output.rpartition("FIXBOT-LOCK ")[2].splitlines()[0])
     imports = check_imports(box, found["itself"])  # before the uninstall: it reads the project's requirements
+    _own_coverage(box, log)
     if found["itself"]:  # its code comes from the checkout in every test run
         _run(box, ("python3", "-c", UNINSTALL_SCRIPT, *found["itself"]), "uninstalling the project's own copy")
     return tuple(found["lock"]), imports
+
+
+# fixbot's per-test coverage needs coverage.py 5 or newer (contexts); a project may pin an older one
+COVERAGE_CHECK = "import sys, coverage; sys.exit(0 if coverage.version_info >= (5,) else 1)"
+TOOLS_DIR = "/opt/fixbot-tools"  # fixbot's own instruments, apart from the project's packages (bot/fix/probe.py)
+
+
+def _own_coverage(box: BuildBox, log: Callable[[str], None]) -> None:
+    """Where the project's packages leave no coverage.py that fixbot's probe can use (an old pin), fixbot's own in
+    TOOLS_DIR, which only the probe puts on its path: no pin of the project's breaks fixbot's instruments."""
+    if box.run(("python3", "-c", COVERAGE_CHECK), timeout_s=60, echo=False).ok:
+        return
+    log(f"environment: the project's coverage.py is older than fixbot's probe needs; fixbot's own goes to {TOOLS_DIR}")
+    result = box.run((*PIP, "install", "--no-deps", "--target", TOOLS_DIR, "coverage>=5"), timeout_s=STEP_TIMEOUT_S)
+    if not result.ok:
+        log("environment: fixbot's own coverage.py did not install; the tests run without per-test coverage")
 
 
 def _pinned(client: docker.DockerClient, spec: BuildSpec, plan: InstallPlan, pins: tuple[str, ...],

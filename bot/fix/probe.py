@@ -38,6 +38,7 @@ import time
 import traceback
 from typing import Any
 
+import fixbot_probe_coverage as per_test
 import fixbot_probe_memory as memory
 import fixbot_probe_network as network
 import pytest
@@ -85,7 +86,7 @@ def pytest_configure(config):
     # config.rootpath came with pytest 6.1; Debian bullseye's pytest (6.0.2) has only config.rootdir (a py.path)
     _state["rootdir"] = str(getattr(config, "rootpath", None) or config.rootdir)
     _state["out"] = os.environ.get("FIXBOT_PROBE_OUT")
-    _start_coverage()
+    _state["cov"] = per_test.start(_state["rootdir"], os.path.dirname(os.path.abspath(__file__)))
     _read_selection(config)
     limit = float(os.environ.get("FIXBOT_TEST_TIMEOUT") or 0)
     if limit > 0 and threading.current_thread() is threading.main_thread():
@@ -111,18 +112,6 @@ def after_fork(out):
     if _state["watchdog"] is not None:
         _start_watchdog()
     memory.after_fork()
-
-
-def _start_coverage():
-    if os.environ.get("FIXBOT_COVERAGE") != "1":
-        return
-    import coverage
-
-    here = os.path.dirname(os.path.abspath(__file__))
-    cov = coverage.Coverage(data_file=os.path.join(here, ".coverage"), config_file=False,
-                            source=[_state["rootdir"]], omit=[os.path.join(here, "*")])
-    cov.start()
-    _state["cov"] = cov
 
 
 def _read_selection(config):
@@ -351,26 +340,6 @@ def _note_stopped(nodeid):
         _memory.add(nodeid)
 
 
-def _coverage(cov, rootdir):
-    """{"tests": [node id, ...], "files": {path: {line: [index into tests, ...]}}}"""
-    cov.stop()
-    data = cov.get_data()
-    lines = {}
-    index = {}
-    for path in data.measured_files():
-        rel = os.path.relpath(path, rootdir)
-        if rel.startswith("..") or any(part in SKIP_PARTS for part in rel.split(os.sep)[:-1]):
-            continue
-        by_line = {}
-        for line, contexts in data.contexts_by_lineno(path).items():
-            tests = sorted(c for c in contexts if c)
-            if tests:
-                by_line[str(line)] = [index.setdefault(test, len(index)) for test in tests]
-        if by_line:
-            lines[rel.replace(os.sep, "/")] = by_line
-    return {"tests": list(index), "files": lines}
-
-
 def _write(with_coverage):
     out = _state["out"]
     if not out:
@@ -382,7 +351,8 @@ def _write(with_coverage):
                "programs": _by_modern(network.missing_programs())}
     _dump(payload, out)
     if with_coverage and _state["cov"] is not None:
-        _dump(_coverage(_state["cov"], _state["rootdir"]), os.path.join(os.path.dirname(out), "coverage.json"))
+        _dump(per_test.lines(_state["cov"], _state["rootdir"], SKIP_PARTS),
+              os.path.join(os.path.dirname(out), "coverage.json"))
 
 
 def _dump(payload, path):

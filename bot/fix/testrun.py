@@ -24,6 +24,8 @@ from .broken_conftest import BrokenConftest, broken_conftest
 from .command_env import pythonpath_entries, split_assignments
 from .types import TestRun
 
+PROBE_MODULES = ("probe", "probe_coverage", "probe_memory", "probe_network", "probe_variants", "probe_swap",
+                 "probe_others")  # bot/fix/NAME.py, shipped as fixbot_NAME.py
 PROBE_DIR = ".fixbot-probe"
 PROBE_OUT = f"{PROBE_DIR}/probe.json"
 COVERAGE_OUT = f"{PROBE_DIR}/coverage.json"  # written beside PROBE_OUT by the probe
@@ -58,7 +60,7 @@ def probe_files() -> dict[str, str]:
     probe dir holds them in the sandbox."""
     package = resources.files("bot.fix")
     return {f"{PROBE_DIR}/fixbot_{name}.py": package.joinpath(f"{name}.py").read_text(encoding="utf-8")
-            for name in ("probe", "probe_memory", "probe_network", "probe_variants", "probe_swap", "probe_others")}
+            for name in PROBE_MODULES}
 
 
 @dataclass(frozen=True)
