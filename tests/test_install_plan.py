@@ -369,3 +369,15 @@ def test_a_project_that_may_not_build_falls_back_to_its_static_dependencies(tmp_
     assert fallback.files == (("project-dependencies.txt", "tabulate==0.9.0\nsix\n"),)  # not app[extra] itself
     dynamic = '[project]\nname = "app"\nversion = "0"\ndynamic = ["dependencies"]\n'
     assert install_plan(make_repo(tmp_path / "d", {"pyproject.toml": dynamic})).steps[0].fallback is None
+
+
+def test_of_several_tox_environments_for_one_python_the_plain_run_is_read():
+    from bot.fix.tox_deps import read_tox
+    from bot.fix.types import Checkout
+
+    ini = ("[tox]\nenvlist = py37-{cdh,core,postgres}\n\n[testenv]\ndeps =\n  mock\n  cdh: snakebite\n"
+           "  cdh: hdfs\n  postgres: psycopg2\n")
+    found = read_tox(Checkout("/x", {"tox.ini": ini.encode()}), python="3.7")
+    assert found is not None and found.env == "py37-core" and found.deps == ("mock",)
+    first = read_tox(Checkout("/x", {"tox.ini": ini.replace("cdh,core,postgres", "a,b").encode()}), python="3.7")
+    assert first is not None and first.env == "py37-a"  # equals: the first listed

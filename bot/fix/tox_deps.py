@@ -1,10 +1,12 @@
 """tox's configuration: the `deps` (and `extras`) of the environment tox would run the tests of a Python 3 in.
 
 Read from tox.ini, else setup.cfg's [tox:tox], else pyproject.toml's [tool.tox] (its legacy_tox_ini string, or the
-native [tool.tox.env_run_base]), else tox.toml — the order tox itself looks in. The environment is the first of
-the envlist for the Python the tests run on (py39 or 3.9 for "3.9"); without one, the first for the newest Python 3
-listed (as `python_choice` prefers the newest listed version), else `py3`. A factor-conditional line (`py27: mock`,
-`!py27,django: x`, `py{35,36}: y`) is kept when that environment's factors satisfy it.
+native [tool.tox.env_run_base]), else tox.toml — the order tox itself looks in. The environment is the envlist's for
+the Python the tests run on (py39 or 3.9 for "3.9"); without one, for the newest Python 3 listed (as
+`python_choice` prefers the newest listed version), else `py3`; of several for that Python, the one whose factors
+add the fewest conditional deps (the plain run, not the one for a service), the first of equals. A
+factor-conditional line (`py27: mock`, `!py27,django: x`, `py{35,36}: y`) is kept when that environment's factors
+satisfy it.
 """
 from __future__ import annotations
 
@@ -74,7 +76,8 @@ def _from_ini(text: str, source: str, *, prefix: str, python: str | None) -> Tox
                        note=f"{source}: not readable as an ini file ({str(exc).splitlines()[0]})")
     envlist = parser.get(f"{prefix}tox", "envlist", fallback=None) or parser.get(f"{prefix}tox", "env_list",
                                                                                   fallback="")
-    env = _python3_env(envlist or "", python)
+    raw_deps = _substitute(parser, parser.get("testenv", "deps", fallback=""), depth=0)
+    env = min(_python3_envs(envlist or "", python), key=lambda e: _extra_deps(raw_deps, set(e.split("-"))))
     factors = set(env.split("-"))
 
     def value(key: str) -> list[str]:
@@ -97,13 +100,24 @@ def _split_top(text: str) -> list[str]:
     return [p.strip() for p in re.split(r",(?![^{]*\})|\n", text) if p.strip()]
 
 
-def _python3_env(envlist: str, python: str | None) -> str:
+def _python3_envs(envlist: str, python: str | None) -> list[str]:
+    """The envlist's environments for `python` (else for the newest Python 3 listed, else `py3`), in order."""
     envs = [env for part in _split_top(envlist) for env in expand_env(part)]
     versions = {env: wanted for env in envs if (wanted := tox_env_python(env)) and wanted[0] == 3}
     versions = {env: v for env, v in versions.items() if "pypy" not in env} or versions  # CPython's, if any
     exact = [env for env, wanted in versions.items() if python and f"{wanted[0]}.{wanted[1]}" == python]
-    newest = sorted(versions, key=lambda env: versions[env][1] or 0, reverse=True)  # stable: the first of equals
-    return (exact or newest or ["py3"])[0]
+    if exact:
+        return exact
+    top = max((v[1] or 0 for v in versions.values()), default=None)
+    return [env for env, v in versions.items() if (v[1] or 0) == top] or ["py3"]
+
+
+def _extra_deps(deps: str, factors: set[str]) -> int:
+    """How many factor-conditional deps lines an environment with `factors` adds: of several environments for one
+    Python (py37-core, py37-hadoop, py37-postgres), the one with fewest is the plain test run, whose tests need
+    no extra service; the first of equals wins."""
+    lines = (re.sub(r"(^|\s)#.*$", "", line).strip() for line in deps.splitlines())
+    return sum(1 for line in lines if line and _CONDITION.fullmatch(line) and _for_factors(line, factors))
 
 
 def _for_factors(line: str, factors: set[str]) -> str | None:
