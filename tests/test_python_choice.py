@@ -339,3 +339,24 @@ def test_travis_python_list_is_the_last_source_before_the_default():
     both = {".travis.yml": travis, "tox.ini": "[tox]\nenvlist = py313\n"}
     assert choose_python(checkout(both), available=("3.9", "3.11", "3.13")).version == "3.13"
     assert choose_python(checkout({".travis.yml": "python: [\n"}), available=("3.9", "3.11")).source == "default"
+
+
+def test_a_floor_only_requires_python_yields_to_the_versions_the_ci_tested():
+    """python_requires='>=2.6' says what the project still runs on; its tox envlist and Travis say what was
+    tested: the nearest available to those wins, and the source says both."""
+    setup = "from setuptools import setup\nsetup(name='x', python_requires='>=2.6')\n"
+    tox = "[tox]\nenvlist = py27, py36, py37\n"
+    choice = choose_python(checkout({"setup.py": setup, "tox.ini": tox}), available=("3.9", "3.11", "3.13"))
+    assert choice.version == "3.9" and choice.source.startswith("tox.ini envlist (py27, py36, py37)")
+    assert choice.source.endswith("python_requires >=2.6 is only a floor")
+    travis = choose_python(checkout({"setup.py": setup, ".travis.yml": "python:\n  - 3.6\n"}),
+                           available=("3.9", "3.11"))
+    assert travis.version == "3.9" and travis.source.startswith(".travis.yml python")
+    classifiers = setup.replace("python_requires='>=2.6'", "python_requires='>=3.5', classifiers=["
+                                "'Programming Language :: Python :: 3.6', 'Programming Language :: Python :: 3.7'])")
+    assert choose_python(checkout({"setup.py": classifiers}), available=("3.9", "3.11")).version == "3.9"
+    # an upper bound is authoritative, and a tested version it excludes is passed over
+    bounded = setup.replace(">=2.6", ">=3.10,<3.12")
+    assert choose_python(checkout({"setup.py": bounded, "tox.ini": tox}), available=("3.9", "3.11")).version == "3.11"
+    # nothing else names a version: the floor decides as before (the default, which it allows)
+    assert choose_python(checkout({"setup.py": setup}), available=("3.9", "3.11")).version == "3.11"

@@ -1,12 +1,14 @@
 """Which Python a repository's tests run on: the first source that says something (an explicit choice, the failing
-CI job, `.python-version`, requires-python, poetry, tox's envlist, .travis.yml) mapped to an available version.
+CI job, `.python-version`, requires-python, poetry, tox's envlist, .travis.yml, the package's classifiers) mapped
+to an available version. A requires-python that is only a floor (">=2.6") says what the project can still run on,
+not what its CI tested: the versions tox, Travis or the classifiers name outrank it where one of them fits it.
 
 Nearness matters: a project tested on 3.7 gets 3.9 rather than 3.11 when both are available, because Python
 removes things (`collections.Mapping` went in 3.10) and old projects break on the newest one."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
@@ -17,6 +19,7 @@ from .python_sources import (
     Listed,
     Specified,
     Wanted,
+    classifier_pythons,
     parse_version_entry,
     poetry_python,
     python_version_file,
@@ -89,12 +92,40 @@ def choose_python(checkout: Checkout, *, available: Sequence[str], explicit: str
     for read in (requires_python, poetry_python):
         specified = read(checkout)
         if specified is not None:
+            tested = _tested_on(checkout, pythons, default_minor) if _floor_only(specified) else None
+            if tested is not None and _holds(specified, tested.version):
+                return replace(tested, source=f"{tested.source}; {specified.label} {specified.wanted} is only a "
+                                              "floor")
             return _from_specifier(specified, pythons, default_minor)
-    for read_list in (tox_envlist, travis_pythons):
+    return _tested_on(checkout, pythons, default_minor) or PythonChoice(
+        version=pythons.text(default_minor), source="default", wanted=default)
+
+
+def _tested_on(checkout: Checkout, pythons: _Available, default_minor: tuple[int, int]) -> PythonChoice | None:
+    """The Pythons the project's CI and package metadata name: tox's envlist, .travis.yml, the classifiers."""
+    for read_list in (tox_envlist, travis_pythons, classifier_pythons):
         listed = read_list(checkout)
         if listed is not None:
             return _from_list(listed, pythons, default_minor)
-    return PythonChoice(version=pythons.text(default_minor), source="default", wanted=default)
+    return None
+
+
+def _floor_only(specified: Specified) -> bool:
+    """A specifier that only bounds from below (">=2.6", ">=3.5, !=3.6.*"): it says what the project can still
+    run on, not what it was tested on, so a list of tested versions outranks it."""
+    try:
+        return all(spec.operator in (">=", ">", "!=") for alternative in specified.alternatives
+                   for spec in SpecifierSet(alternative))
+    except InvalidSpecifier:
+        return False
+
+
+def _holds(specified: Specified, version: str) -> bool:
+    try:
+        return any(SpecifierSet(alternative).contains(f"{version}.{patch}", prereleases=True)
+                   for alternative in specified.alternatives for patch in _PATCHES)
+    except InvalidSpecifier:
+        return False
 
 
 def _explicit(explicit: str, pythons: _Available) -> PythonChoice:

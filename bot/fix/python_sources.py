@@ -338,3 +338,19 @@ def travis_pythons(checkout: Checkout) -> Listed | None:
         return None
     return Listed(origin=".travis.yml python", wanted=", ".join(entries), names=tuple(e for e, _ in pairs),
                   versions=tuple(w for _, w in pairs))
+
+
+_CLASSIFIER = re.compile(r"Programming Language :: Python :: (\d)\.(\d+)\b")
+
+
+def classifier_pythons(checkout: Checkout) -> Listed | None:
+    """The Python versions the package's trove classifiers name (setup.py, setup.cfg, pyproject.toml)."""
+    for path in ("setup.py", "setup.cfg", "pyproject.toml"):
+        if path not in checkout.files:
+            continue
+        found = list(dict.fromkeys(_CLASSIFIER.findall(checkout.text(path))))
+        if found:
+            names = tuple(f"{major}.{minor}" for major, minor in found)
+            return Listed(origin=f"{path} classifiers", wanted=", ".join(names), names=names,
+                          versions=tuple((int(major), int(minor)) for major, minor in found))
+    return None
