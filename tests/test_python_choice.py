@@ -360,3 +360,16 @@ def test_a_floor_only_requires_python_yields_to_the_versions_the_ci_tested():
     assert choose_python(checkout({"setup.py": bounded, "tox.ini": tox}), available=("3.9", "3.11")).version == "3.11"
     # nothing else names a version: the floor decides as before (the default, which it allows)
     assert choose_python(checkout({"setup.py": setup}), available=("3.9", "3.11")).version == "3.11"
+
+
+def test_the_test_jobs_of_a_github_workflow_name_the_pythons_the_ci_tested():
+    workflow = ("name: CI\non: [push]\njobs:\n  build:\n    runs-on: ubuntu-latest\n    strategy:\n      matrix:\n"
+                "        python-version: [3.6, 3.7, 3.8]\n    steps:\n      - uses: actions/setup-python@v2\n"
+                "        with:\n          python-version: ${{ matrix.python-version }}\n"
+                "      - run: python -m unittest\n  lint:\n    runs-on: ubuntu-latest\n    steps:\n"
+                "      - uses: actions/setup-python@v2\n        with:\n          python-version: '3.12'\n"
+                "      - run: flake8\n")
+    setup = "from setuptools import setup\nsetup(name='x', python_requires='>=3.6')\n"
+    choice = choose_python(checkout({"setup.py": setup, ".github/workflows/test.yml": workflow}),
+                           available=("3.9", "3.11", "3.13"))
+    assert choice.version == "3.9" and choice.source.startswith(".github/workflows/test.yml python-version")

@@ -26,6 +26,7 @@ from .python_sources import (
     requires_python,
     tox_envlist,
     travis_pythons,
+    workflow_pythons,
 )
 from .python_workflow import job_python_versions
 from .types import Checkout
@@ -103,7 +104,7 @@ def choose_python(checkout: Checkout, *, available: Sequence[str], explicit: str
 
 def _tested_on(checkout: Checkout, pythons: _Available, default_minor: tuple[int, int]) -> PythonChoice | None:
     """The Pythons the project's CI and package metadata name: tox's envlist, .travis.yml, the classifiers."""
-    for read_list in (tox_envlist, travis_pythons, classifier_pythons):
+    for read_list in (workflow_pythons, tox_envlist, travis_pythons, classifier_pythons):
         listed = read_list(checkout)
         if listed is not None:
             return _from_list(listed, pythons, default_minor)

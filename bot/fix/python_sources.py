@@ -13,6 +13,7 @@ import yaml
 
 from bot.errors import UserError
 
+from .python_workflow import pythons_of_test_jobs
 from .types import Checkout
 
 # (major, minor); minor None when the entry names only a major ("py3", "3.x")
@@ -353,4 +354,16 @@ def classifier_pythons(checkout: Checkout) -> Listed | None:
             names = tuple(f"{major}.{minor}" for major, minor in found)
             return Listed(origin=f"{path} classifiers", wanted=", ".join(names), names=names,
                           versions=tuple((int(major), int(minor)) for major, minor in found))
+    return None
+
+
+def workflow_pythons(checkout: Checkout) -> Listed | None:
+    """The Pythons the test jobs of the project's GitHub workflows set up (their python-version values)."""
+    for path in sorted(p for p in checkout.files if p.startswith(".github/workflows/") and
+                       p.endswith((".yml", ".yaml"))):
+        entries = pythons_of_test_jobs(checkout.text(path))
+        pairs = [(e, w) for e in entries if (w := parse_version_entry(e, cpython_only=True)) is not None]
+        if pairs:
+            return Listed(origin=f"{path} python-version", wanted=", ".join(entries),
+                          names=tuple(e for e, _ in pairs), versions=tuple(w for _, w in pairs))
     return None

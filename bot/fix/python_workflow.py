@@ -236,3 +236,19 @@ def job_test_env(workflow_text: str, job_name: str) -> dict[str, str]:
 def shared_values(envs: Sequence[Mapping[str, str]]) -> dict[str, str]:
     """The variables every one of `envs` sets to the same value ({} for none)."""
     return {k: v for k, v in envs[0].items() if all(e.get(k) == v for e in envs[1:])} if envs else {}
+
+
+def pythons_of_test_jobs(workflow_text: str) -> tuple[str, ...]:
+    """The python-version values of the workflow's jobs that run the tests (a `run:` step calling pytest,
+    unittest or tox), every matrix combination's, as written."""
+    workflow = _load(workflow_text)
+    jobs = workflow.get("jobs")
+    found: list[str] = []
+    for job in (jobs.values() if isinstance(jobs, dict) else ()):
+        steps = job.get("steps") if isinstance(job, dict) else None
+        if not isinstance(steps, list) or not any(_runs_tests(s) for s in steps):
+            continue
+        strategy = job.get("strategy")
+        combinations = _expand(strategy["matrix"]) if isinstance(strategy, dict) and "matrix" in strategy else [{}]
+        found += [v for matrix in combinations or [{}] for v in _setup_python_versions(workflow, job, matrix)]
+    return tuple(dict.fromkeys(found))
