@@ -150,6 +150,8 @@ def why_not_reproduced(bug: Bug, at_bug: SuiteOutcome, at_fix: SuiteOutcome) -> 
         if at_fix.timed_out:
             return f"environment: the suite did not finish at fix-N ({test} {_status(test, at_fix)})"
         error = _error(test, at_fix)
+        if error.startswith("FileNotFoundError"):  # a data file the corpus's snapshots do not hold
+            return f"files: {test} needs a file neither bug-N nor fix-N holds: {error}"
         return f"environment: {test} {_status(test, at_fix)} at fix-N too" + (f": {error}" if error else "")
     for test in bug.pytest_ids:
         if not failed_in((test,), at_bug.failed):
@@ -335,13 +337,14 @@ def _score(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed:
     key = {"image": env.image, "command": suite.command}
     with open_sandbox("docker", image=env.image, pool_size=1) as sandbox:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(env.pythonpath), timeout)
-        at_bug, at_fix = cached_runs(cache, key, lambda: (runner.run(base.files), runner.run(fix)))
-        with_patch = runner.run(patched) if patched is not None else None
+        at_bug, at_fix = cached_runs(cache, key, lambda: (runner.run(env.with_generated(base.files)),
+                                                          runner.run(env.with_generated(fix))))
+        with_patch = runner.run(env.with_generated(patched)) if patched is not None else None
         again = frozenset()
-        if with_patch is not None:
+        if with_patch is not None and patched is not None:
             lost = (at_bug.passed & at_fix.passed) - with_patch.passed
             if lost:
-                again = runner.run(patched, select=frozenset(lost)).passed
+                again = runner.run(env.with_generated(patched), select=frozenset(lost)).passed
     verdict = judge(bug, claimed, at_bug, at_fix, with_patch, applies, again)
     counts = {name: {"passed": len(r.passed), "failed": len(r.failed), "seconds": r.seconds}
               for name, r in (("bug", at_bug), ("fix", at_fix), ("patched", with_patch)) if r is not None}

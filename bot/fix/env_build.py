@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
@@ -27,10 +27,11 @@ from bot.fix.types import Checkout
 from sandbox.builder import SRC, BuildBox, BuildSpec, CommandResult, build_box
 
 ENV_REPOSITORY = "fixbot-env"
-RECIPE = "5"  # part of the cache key: a change to how environments are built never reuses an old one
+RECIPE = "6"  # part of the cache key: a change to how environments are built never reuses an old one
 LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
 PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/fix/env_drift.py)
 AS_OF_LABEL = "fixbot.env.as-of"  # the date no release installed is newer than, when the build was cut
+GENERATED_LABEL = "fixbot.env.generated"  # {path: text} of modules the build wrote into the tree (_generated)
 FLOORS_LABEL = "fixbot.env.floors"  # declared dependencies installed above their lowest declared version (Floor.line)
 PINS_FILE = f"{BUILD_DIR}/fixbot-pins.txt"
 STEP_TIMEOUT_S = 900
@@ -232,6 +233,39 @@ class Built:
     lock: tuple[str, ...]
     pins: tuple[str, ...]
     floors: tuple[Floor, ...]
+    generated: Mapping[str, str]  # GENERATED_LABEL's files
+
+
+# Run in the build container after the plan: the Python modules the build wrote into the project's tree and the
+# checkout lacks (setuptools-scm's `write_to` version module, a generated parser), which the tests import; the
+# tests run from the checkout, so they are kept with the image and added to every run's files.
+GENERATED_SCRIPT = """
+import json, os, sys
+known = set(json.load(open(sys.argv[1])))
+found = {}
+for top, dirs, files in os.walk("SRC"):
+    dirs[:] = [d for d in dirs if d not in ("build", "dist", ".eggs", ".git", "__pycache__", "BUILD")
+               and not d.endswith(".egg-info")]
+    for name in files:
+        path = os.path.join(top, name)
+        rel = os.path.relpath(path, "SRC")
+        if name.endswith(".py") and rel not in known and os.path.getsize(path) <= 65536:
+            found[rel] = open(path, encoding="utf-8", errors="replace").read()
+print("FIXBOT-GENERATED " + json.dumps(found))
+""".replace("SRC", SRC).replace("BUILD", BUILD_DIR)
+KNOWN_FILE = f"{BUILD_DIR}/fixbot-known.json"
+MAX_GENERATED = 20
+
+
+def _generated(box: BuildBox, log: Callable[[str], None]) -> dict[str, str]:
+    result = box.run(("python3", "-c", GENERATED_SCRIPT, f"{SRC}/{KNOWN_FILE}"), timeout_s=120, echo=False)
+    if not result.ok or "FIXBOT-GENERATED " not in result.output:
+        return {}
+    found = json.loads(result.output.rpartition("FIXBOT-GENERATED ")[2].splitlines()[0])
+    if not found or len(found) > MAX_GENERATED:  # a whole build tree written in place: not what the tests need
+        return {}
+    log(f"environment: the build wrote {', '.join(sorted(found))}, which the checkout lacks: kept for the tests")
+    return found
 
 
 def build(client: docker.DockerClient, checkout: Checkout, base: str, python: str, plan: InstallPlan,
@@ -244,6 +278,7 @@ def build(client: docker.DockerClient, checkout: Checkout, base: str, python: st
         files.update({f"{BUILD_DIR}/{name}": text.encode() for name, text in step.files})
     if hold_back:
         files[PINS_FILE] = "".join(f"{pin}\n" for pin in hold_back).encode()
+    files[KNOWN_FILE] = json.dumps(sorted(checkout.files)).encode()
     spec = BuildSpec(base=base, files=files, extra_files=pip.files, allow_hosts=pip.hosts,
                      env={**PIP_ENV, **pip.env, **dict(plan.env)})
     log(f"environment: building on {base}; the build reaches only {', '.join(pip.hosts)}"
@@ -260,14 +295,16 @@ def build(client: docker.DockerClient, checkout: Checkout, base: str, python: st
         else:
             pins = hold_back
         floors = () if plan.custom else imports.floors
+        generated = _generated(box, log)
         labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock), PINS_LABEL: "\n".join(pins),
-                  FLOORS_LABEL: "\n".join(floor.line() for floor in floors), AS_OF_LABEL: as_of or ""}
+                  FLOORS_LABEL: "\n".join(floor.line() for floor in floors), AS_OF_LABEL: as_of or "",
+                  GENERATED_LABEL: json.dumps(generated)}
         # Always this build's own image, never another project's with the same lock: the project's setup.py ran
         # in this build and may have written anywhere (a sitecustomize.py would run in the other's tests).
         repository, tag = cached.split(":")
         box.commit(repository, tag, labels)
     tag = lock_tag(python, lock)  # the newest build of this lock, for people; runs reuse by the inputs' tag
     client.images.get(cached).tag(*tag.split(":"))
-    return Built(tag, lock, pins, floors)
+    return Built(tag, lock, pins, floors, generated)
 
 

@@ -8,16 +8,18 @@ from the checkout, copied into every test run, so a candidate fix is what the te
 from __future__ import annotations
 
 import hashlib
+import json
 import shutil
 import time
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
 import docker
 
 from bot.fix.env_build import (
     ENV_REPOSITORY,
     FLOORS_LABEL,
+    GENERATED_LABEL,
     LOCK_LABEL,
     PINS_LABEL,
     RECIPE,
@@ -72,6 +74,11 @@ class Environment:
     pins: tuple[str, ...] = ()  # `name==version` held at the project's lowest declared version (PINS_LABEL)
     floors: tuple[Floor, ...] = ()  # what could still be held back (FLOORS_LABEL); none for the user's `setup`
     as_of: str | None = None  # the releases were those uploaded before this date (EnvRequest.as_of)
+    generated: Mapping[str, bytes] = field(default_factory=dict)  # modules the build wrote that the checkout lacks
+
+    def with_generated(self, files: Mapping[str, bytes]) -> dict[str, bytes]:
+        """A checkout's files with the modules the build generated (a version module), which its tests import."""
+        return {**self.generated, **files}
 
 
 def python_path(checkout: Checkout) -> tuple[str, ...]:
@@ -165,9 +172,11 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
         log(f"environment: {note}")
 
     def done(image: str, built: bool, lock: tuple[str, ...] = (), pins: tuple[str, ...] = (),
-             floors: tuple[Floor, ...] = (), as_of: str | None = None) -> Environment:
+             floors: tuple[Floor, ...] = (), as_of: str | None = None,
+             generated: Mapping[str, str] | None = None) -> Environment:
         return Environment(image=image, python=choice, plan=plan, pythonpath=python_path(checkout), built=built,
-                           setup_s=time.monotonic() - start, lock=lock, pins=pins, floors=floors, as_of=as_of)
+                           setup_s=time.monotonic() - start, lock=lock, pins=pins, floors=floors, as_of=as_of,
+                           generated={p: t.encode() for p, t in (generated or {}).items()})
 
     if not plan.steps:
         log("environment: nothing to install; using the sandbox image as it is")
@@ -213,8 +222,8 @@ def _cached_or_built(client: docker.DockerClient, checkout: Checkout, base: str,
         labels = client.images.get(cached).labels or {}
         floors = tuple(f for f in map(Floor.parse, _label_lines(labels, FLOORS_LABEL)) if f)
         return done(cached, False, _label_lines(labels, LOCK_LABEL), _label_lines(labels, PINS_LABEL), floors,
-                    as_of)
+                    as_of, json.loads(labels.get(GENERATED_LABEL) or "{}"))
     log(f"environment: {len(plan.steps)} step(s) from {', '.join(plan.sources)}")
     built = build(client, checkout, base, python, plan, pip, cached, hold_back, log, as_of)
     log(f"environment: {built.tag} ready in {time.monotonic() - start:.1f} s ({len(built.lock)} packages)")
-    return done(cached, True, built.lock, built.pins, built.floors, as_of)
+    return done(cached, True, built.lock, built.pins, built.floors, as_of, built.generated)

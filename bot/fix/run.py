@@ -30,6 +30,7 @@ def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_bas
     client = connect()
     request = env_request or EnvRequest()
     env = prepare_environment(checkout, request, client=client, log=lambda m: say("  " + m))
+    checkout = replace(checkout, files=env.with_generated(checkout.files))
     llm = LazyModel(model, api_base=api_base, api_key=api_key, say=say)
     try:
         with ExitStack() as sandboxes:
