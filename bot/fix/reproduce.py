@@ -11,6 +11,7 @@ from bot.failures import Failure
 from bot.llm import LLM
 from sandbox import Sandbox
 
+from .by_module import run_by_module
 from .classify import EnvCause, Setting, classify
 from .env_drift import Floor
 from .result import RunSummary
@@ -45,6 +46,7 @@ class FixRun:
     floors: tuple[Floor, ...] = ()  # dependencies installed above the project's lowest declared version
     rebuild: Callable[[tuple[str, ...]], Sandbox | None] | None = None  # a sandbox with those pins, or None
     python: str = ""  # the Python the tests run on; "" when unknown (no environment causes are read then)
+    by_module: bool = False  # the suite does not finish as a whole: whole-suite runs go a module at a time
     older: tuple[str, ...] = ()  # older Pythons fixbot has a sandbox base for, newest first
 
 
@@ -61,8 +63,12 @@ def suite_run(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, pur
               test_timeout: float, deadline: float, select=(), coverage: bool = False) -> TestRun:
     """One run of (part of) the suite, bounded by the suite timeout and the run's deadline, logged as it ends."""
     limit = max(1.0, min(timeout, deadline - time.monotonic()))
-    run = run_tests(ctx.sandbox, files, command, pythonpath=ctx.pythonpath, select=select, coverage=coverage,
-                    timeout=limit, test_timeout=test_timeout, strict=purpose == "reproduce")
+    if ctx.by_module and not select:
+        run = run_by_module(ctx.sandbox, files, command, pythonpath=ctx.pythonpath, test_timeout=test_timeout,
+                            deadline=deadline, coverage=coverage)
+    else:
+        run = run_tests(ctx.sandbox, files, command, pythonpath=ctx.pythonpath, select=select, coverage=coverage,
+                        timeout=limit, test_timeout=test_timeout, strict=purpose == "reproduce")
     ctx.runs.append(RunSummary.of(purpose, run))
     ctx.tests_s += run.duration_s
     hung = f", {len(run.timeouts)} timed out" if run.timeouts else ""
@@ -108,8 +114,14 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
     before = suite_run(ctx, files, command, "reproduce", timeout=suite_timeout_s, coverage=True, deadline=deadline,
                        test_timeout=test_timeout_s or FIRST_TEST_TIMEOUT_S)
     if before.timed_out:
-        raise SuiteTimeout(f"the test suite did not finish in {suite_timeout_s:g} s, although each test has a "
-                           f"time limit (raise --suite-timeout, or lower --test-timeout)")
+        ctx.say(f"  the suite did not finish in {suite_timeout_s:g} s as a whole: running it again one test module "
+                "at a time, each test with its time limit")
+        ctx.by_module = True
+        before = suite_run(ctx, files, command, "reproduce, by module", timeout=suite_timeout_s, coverage=True,
+                           deadline=deadline, test_timeout=test_timeout_s or FIRST_TEST_TIMEOUT_S)
+        if not before.passed and not before.failed:
+            raise SuiteTimeout(f"the test suite did not finish in {suite_timeout_s:g} s, and no test module ran "
+                               "within the time budget (raise --wall or --suite-timeout)")
     limit = derived_test_timeout(before, test_timeout_s)
     failing = before.failed - {CRASH}
     if CRASH in before.failed and not failing:

@@ -1,0 +1,70 @@
+"""A suite that does not finish as a whole runs again a module at a time, and tests the environment fails are
+reported as the environment's, never repaired: the pipeline with a scripted model, in the real sandbox."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from bot.agent import Budgets, RepairOptions
+from bot.fix.checkout import load_checkout
+from bot.fix.environment import EnvRequest, prepare_environment
+from bot.fix.pipeline import FixOptions, FixRun, fix
+from bot.fix.result import to_markdown
+from sandbox import open_sandbox
+
+from .test_fix import ByNameLLM
+
+CALC = "def double(x):\n    \"\"\"Twice x.\"\"\"\n    return x + 1\n"
+FIXED = "def double(x):\n    \"\"\"Twice x.\"\"\"\n    return x * 2\n"
+
+
+def repo(root: Path, tests: dict[str, str]) -> Path:
+    (root / "tests").mkdir(parents=True)
+    (root / "calc.py").write_text(CALC)
+    for name, text in tests.items():
+        (root / "tests" / name).write_text(text)
+    return root
+
+
+def run_fix(docker_client, root: Path, llm, python: str = "", **options):
+    checkout = load_checkout(root)
+    env = prepare_environment(checkout, EnvRequest(), client=docker_client, log=print)
+    with open_sandbox("docker", image=env.image) as sandbox:
+        ctx = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, say=print, python=python,
+                     older=("3.9",) if python else ())
+        result = fix(checkout, ctx, FixOptions(repair=RepairOptions(budgets=Budgets(iterations=2), samples=1,
+                                                                    search=None), **options), model="by-name")
+    return result
+
+
+def test_a_suite_too_slow_as_a_whole_runs_a_module_at_a_time_and_is_still_fixed(tmp_path, docker_client,
+                                                                                 sandbox_image):
+    slow = "import time\n\n\ndef test_slow():\n    time.sleep(3)\n"
+    root = repo(tmp_path / "r", {"test_calc.py": "from calc import double\n\n\ndef test_double():\n"
+                                                 "    assert double(3) == 6\n",
+                                 "test_slow_a.py": slow, "test_slow_b.py": slow, "test_slow_c.py": slow})
+    result = run_fix(docker_client, root, ByNameLLM({"double": FIXED}), suite_timeout_s=5.0, test_timeout_s=20.0)
+    assert result.status == "fixed", result.message
+    purposes = [r.purpose for r in result.runs]
+    assert purposes[:2] == ["reproduce", "reproduce, by module"] and result.runs[0].exit_code != 0
+    assert result.runs[1].passed == 3 and result.runs[1].failed == ("tests/test_calc.py::test_double",)
+    assert purposes[-1] == "verify" and result.runs[-1].passed == 4  # the verification went a module at a time
+
+
+def test_failures_of_the_environment_are_reported_with_their_remedy_and_the_codes_repaired(tmp_path, docker_client,
+                                                                                           sandbox_image):
+    helper = ("import collections\n\n\ndef test_mapping():\n    assert isinstance({}, collections.Mapping)\n")
+    root = repo(tmp_path / "mixed", {"test_helpers.py": helper,
+                                     "test_calc.py": "from calc import double\n\n\ndef test_double():\n"
+                                                     "    assert double(3) == 6\n"})
+    llm = ByNameLLM({"double": FIXED})
+    mixed = run_fix(docker_client, root, llm, python="3.11")
+    assert mixed.status == "fixed" and mixed.exit_code == 0, mixed.message
+    [cause] = mixed.environment
+    assert cause.kind == "removed-stdlib" and cause.tests == ("tests/test_helpers.py::test_mapping",)
+    assert cause.remedy == "--python 3.9" and "fail because of the environment" in mixed.message
+    assert "## The environment, not the code" in to_markdown(mixed) and llm.asked == ["double"]
+
+    only = repo(tmp_path / "only", {"test_helpers.py": helper})
+    result = run_fix(docker_client, only, ByNameLLM({}), python="3.11")
+    assert result.status == "environment" and result.exit_code == 3 and result.repairs == ()
+    assert "collections.Mapping" in result.message and "--python 3.9" in result.message
