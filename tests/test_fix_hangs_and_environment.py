@@ -68,3 +68,26 @@ def test_failures_of_the_environment_are_reported_with_their_remedy_and_the_code
     result = run_fix(docker_client, only, ByNameLLM({}), python="3.11")
     assert result.status == "environment" and result.exit_code == 3 and result.repairs == ()
     assert "collections.Mapping" in result.message and "--python 3.9" in result.message
+
+
+def test_code_written_for_an_older_python_runs_again_on_the_newest_older_one_fixbot_has(tmp_path, docker_client,
+                                                                                         sandbox_image):
+    import json
+
+    from bot.fix.run import fix_checkout
+
+    helper = ("import collections\n\n\ndef test_mapping():\n    assert isinstance({}, collections.Mapping)\n")
+    root = repo(tmp_path / "old", {"test_helpers.py": helper,
+                                   "test_calc.py": "from calc import double\n\n\ndef test_double():\n"
+                                                   "    assert double(3) == 6\n"})
+    (root / "pyproject.toml").write_text("[project]\nname = 'calc'\nversion = '0'\n")  # no Python named: 3.11
+    answers = tmp_path / "answers.json"
+    answers.write_text(json.dumps([f"```python\n{FIXED}```"] * 4))
+    lines: list[str] = []
+    options = FixOptions(repair=RepairOptions(budgets=Budgets(iterations=2), samples=1, search=None))
+    result = fix_checkout(load_checkout(root), options, model=f"scripted:{answers}", env_request=EnvRequest(),
+                          say=lines.append)
+    assert result.status == "fixed" and result.exit_code == 0, result.message
+    assert result.env_changes == ("Python 3.9",) and result.environment == ()  # on 3.9 the helper passes
+    assert "building it again with Python 3.9" in "\n".join(lines)
+    assert "## The environment, rebuilt" in to_markdown(result)

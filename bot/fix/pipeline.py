@@ -20,6 +20,7 @@ from bot.failures import Failure
 from sandbox.errors import SandboxError
 
 from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
+from .env_retry import with_remedied
 from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from .harness import RepoHarness, tests_pass, with_code
 from .hold_back import with_held_back
@@ -330,7 +331,7 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = FixOptions(), *, 
                           round(sum(a.prompt_eval_s for a in attempts), 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
                          flaky=work.flaky, offline=work.offline, lacking=work.lacking, environment=work.environment,
-                         held_back=work.held_back,
+                         held_back=work.held_back, env_changes=work.env_changes,
                          targets=tuple(work.ranked),
                          repairs=tuple(work.swept + work.repairs), repository=checkout.root,
                          test_command=str(options.test_command), model=model, **more)
@@ -360,6 +361,8 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
                          deadline=deadline)
 
     found, work.held_back = with_held_back(ctx, reproduced(ctx), reproduced)
+    found, rebuilt = with_remedied(ctx, found, reproduced)
+    work.env_changes = tuple(change.describe() for change in rebuilt)
     work.before, work.flaky, work.test_timeout_s = found.before, found.flaky, found.test_timeout_s
     work.offline, work.lacking, work.environment = found.offline, found.lacking, found.environment
     work.failing = work.remaining = found.failing

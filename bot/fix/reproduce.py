@@ -32,6 +32,17 @@ class SuiteCrashed(UserError):
     """pytest ended before reporting any test."""
 
 
+@dataclass(frozen=True)
+class EnvChange:
+    """Another environment for the same checkout: resolved as of a date, or on an older Python."""
+
+    as_of: str | None = None
+    python: str | None = None
+
+    def describe(self) -> str:
+        return f"Python {self.python}" if self.python else f"nothing uploaded after {self.as_of}"
+
+
 @dataclass
 class FixRun:
     """Run-time dependencies and what one `fix` call accumulates."""
@@ -47,6 +58,10 @@ class FixRun:
     rebuild: Callable[[tuple[str, ...]], Sandbox | None] | None = None  # a sandbox with those pins, or None
     python: str = ""  # the Python the tests run on; "" when unknown (no environment causes are read then)
     by_module: bool = False  # the suite does not finish as a whole: whole-suite runs go a module at a time
+    commit_date: str | None = None  # the failing commit's date, when the checkout is a git repository
+    as_of: str | None = None  # the environment's releases are those uploaded before this date
+    # a sandbox on another environment (bot/fix/env_retry.py) with the Python it runs, or None when it does not build
+    rebuild_as: Callable[[EnvChange], tuple[Sandbox, str] | None] | None = None
     older: tuple[str, ...] = ()  # older Pythons fixbot has a sandbox base for, newest first
 
 

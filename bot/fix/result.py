@@ -109,6 +109,7 @@ class FixResult:
     lacking: tuple[str, ...] = ()  # failing tests that ran a program the sandbox does not have: set aside too
     environment: tuple[EnvCause, ...] = ()  # failing tests the environment fails, not the code (classify.py)
     held_back: tuple[str, ...] = ()  # `name==version` the tests ran with: tests failed inside newer releases
+    env_changes: tuple[str, ...] = ()  # "Python 3.9", "nothing uploaded after DATE": the environment rebuilt
     targets: tuple[CodeTarget, ...] = ()
     repairs: tuple[TargetRepair, ...] = ()
     diff: str = ""
@@ -164,6 +165,9 @@ def to_markdown(result: FixResult) -> str:
         lacking = [f"- `{t}`" for t in result.lacking]
         lines += ["## Run programs the sandbox does not have (not fixed)", "", *lacking, ""]
     lines += environment_lines(result.environment)
+    if result.env_changes:
+        lines += ["## The environment, rebuilt", "", "Tests failed because of the environment first built; the "
+                  f"suite ran with {' and '.join(result.env_changes)}, where more of it passes.", ""]
     if result.held_back:
         lines += ["## Dependencies held back", "",
                   f"With the newest releases the project allows, tests failed inside them; the tests ran with "

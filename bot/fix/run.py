@@ -13,10 +13,12 @@ from sandbox import Sandbox, open_sandbox
 from sandbox.containers import connect
 from sandbox.image import PYTHONS
 
+from ..errors import UserError
 from ..llm.lazy import LazyModel
 from .env_build import DependencyInstallFailed
 from .environment import EnvRequest, prepare_environment
 from .pipeline import FixOptions, FixRun, fix
+from .reproduce import EnvChange
 from .result import FixResult
 from .types import Checkout
 
@@ -37,7 +39,10 @@ def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_bas
             sandbox = sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE))
             run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=say,
                          floors=env.floors, python=env.python.version, older=older_pythons(env.python.version),
-                         rebuild=_rebuilder(client, checkout, request, sandboxes, say) if env.floors else None)
+                         rebuild=_rebuilder(client, checkout, request, sandboxes, say) if env.floors else None,
+                         commit_date=request.commit_date, as_of=env.as_of,
+                         rebuild_as=None if request.setup or request.python else
+                         _changed(client, checkout, request, sandboxes, say))
             return fix(checkout, run, options, model=model)
     finally:
         llm.close()
@@ -56,6 +61,22 @@ def _rebuilder(client: docker.DockerClient, checkout: Checkout, request: EnvRequ
             return None
         return sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE))
     return rebuild
+
+
+def _changed(client: docker.DockerClient, checkout: Checkout, request: EnvRequest, sandboxes: ExitStack,
+             say: Callable[[str], None]) -> Callable[[EnvChange], tuple[Sandbox, str] | None]:
+    """The environment on another Python or as of a date (bot/fix/env_retry.py), as a sandbox that `sandboxes`
+    closes, with the Python it runs; None when it does not build. Not for a user's own `--python` or `setup`."""
+    def build(change: EnvChange) -> tuple[Sandbox, str] | None:
+        wanted = replace(request, python=change.python or request.python, as_of=change.as_of or request.as_of)
+        try:
+            env = prepare_environment(checkout, wanted, client=client, log=lambda m: say("  " + m))
+        except UserError as exc:
+            say(f"  that does not build ({getattr(exc, 'last_line', '') or str(exc).splitlines()[0]})")
+            return None
+        return sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE)), \
+            env.python.version
+    return build
 
 
 def older_pythons(python: str) -> tuple[str, ...]:

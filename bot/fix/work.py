@@ -35,6 +35,7 @@ class Work:
     lacking: tuple[str, ...] = ()  # failing tests that run a program the sandbox does not have: never to fix
     environment: tuple[EnvCause, ...] = ()  # failing tests the environment fails (bot/fix/classify.py): never to fix
     held_back: tuple[str, ...] = ()  # `name==version` the environment was rebuilt with (bot/fix/hold_back.py)
+    env_changes: tuple[str, ...] = ()  # how the environment was rebuilt for its failures (bot/fix/env_retry.py)
     test_timeout_s: float = 10.0
     run: TestRun | None = None  # the last whole-suite run of `files`
     remaining: frozenset[str] = frozenset()
