@@ -91,3 +91,30 @@ def test_code_written_for_an_older_python_runs_again_on_the_newest_older_one_fix
     assert result.env_changes == ("Python 3.9",) and result.environment == ()  # on 3.9 the helper passes
     assert "building it again with Python 3.9" in "\n".join(lines)
     assert "## The environment, rebuilt" in to_markdown(result)
+
+
+def test_a_pytest_plugin_that_does_not_load_is_left_out_and_reported(tmp_path, docker_client, sandbox_image):
+    """An installed plugin whose import raises (an old release on a newer Python) would stop pytest before any
+    test; fixbot's probe leaves it out, the suite runs, and the report names it as the environment's. (Installed
+    from the checkout, the plugin's module goes with the project's own copy and its entry point stays: importing
+    it raises, which is the case.)"""
+    root = repo(tmp_path / "plugged", {"test_calc.py": "from calc import double\n\n\ndef test_double():\n"
+                                                       "    assert double(3) == 6\n"})
+    plugin = root / "vendor" / "brokenplugin"
+    plugin.mkdir(parents=True)
+    (plugin / "pyproject.toml").write_text(
+        "[build-system]\nrequires = ['setuptools']\nbuild-backend = 'setuptools.build_meta'\n\n[project]\n"
+        "name = 'brokenplugin'\nversion = '1.0'\n\n[project.entry-points.pytest11]\nbroken = 'brokenplugin'\n")
+    (plugin / "brokenplugin.py").write_text("raise TypeError('an integer is required (got type bytes)')\n")
+    checkout = load_checkout(root)
+    env = prepare_environment(checkout, EnvRequest(setup=("pip install ./vendor/brokenplugin",)),
+                              client=docker_client, log=print)
+    with open_sandbox("docker", image=env.image) as sandbox:
+        ctx = FixRun(llm=ByNameLLM({"double": FIXED}), sandbox=sandbox, pythonpath=env.pythonpath, say=print,
+                     python=env.python.version, older=("3.9",))
+        result = fix(checkout, ctx, FixOptions(repair=RepairOptions(budgets=Budgets(iterations=2), samples=1,
+                                                                    search=None)), model="by-name")
+    assert result.status == "fixed", result.message
+    [cause] = result.environment
+    assert cause.kind == "tool" and cause.what.startswith("the pytest plugin broken does not load")
+    assert cause.tests == () and "--python 3.9" in cause.remedy

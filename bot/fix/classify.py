@@ -9,7 +9,9 @@ no change of the project's code should paper over:
   dependency-api   a name today's release of a dependency no longer has (`cannot import name X from dep`);
   dependency-error an error raised inside an installed package, called from the tests' own code with no project
                    frame between (a test helper or fixture broken by a newer release);
-  system-library   a shared library the sandbox lacks.
+  system-library   a shared library the sandbox lacks;
+  tool             a pytest plugin the environment has that does not load on this Python (fixbot's probe leaves
+                   it out: bot/fix/probe_others.py), read from the run's output.
 The network and missing programs are set aside elsewhere (bot/fix/reproduce.py) by what the test tried to do.
 
 In: the failures of one run, the checkout's files, the Python the tests ran on. Out: one `EnvCause` per cause,
@@ -27,7 +29,7 @@ from typing import Literal
 from bot.failures import Failure
 
 CauseKind = Literal["removed-stdlib", "python-syntax", "missing-module", "dependency-api", "dependency-error",
-                    "system-library"]
+                    "system-library", "tool"]
 SITE_DIRS = ("/site-packages/", "/dist-packages/")
 # modules the standard library dropped, by the first Python without them (PEPs 594, 632 and the 3.12 removals)
 REMOVED_MODULES = {**{m: "3.12" for m in ("distutils", "imp", "asynchat", "asyncore", "smtpd")},
@@ -42,6 +44,8 @@ _NO_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _NO_ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
 _SHARED_LIBRARY = re.compile(r"cannot open shared object file|library not found|Library not loaded")
 _OLD_SYNTAX = re.compile(r"Missing parentheses in call to '(?:print|exec)'")
+_BROKEN_PLUGIN = re.compile(r"^fixbot: the pytest plugin (\S+) does not load here \((.*)\); the tests run without it$",
+                            re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -170,3 +174,11 @@ def classify(failures: Sequence[Failure], failing: frozenset[str], setting: Sett
             found.setdefault(cause, []).append(failure.test_id)
     return tuple(EnvCause(kind, what, remedy, tuple(sorted(tests)))
                  for (kind, what, remedy), tests in sorted(found.items()))
+
+
+def broken_plugins(output: str, setting: Setting) -> tuple[EnvCause, ...]:
+    """The pytest plugins the run left out because they do not load (bot/fix/probe_others.py)."""
+    found = dict.fromkeys(_BROKEN_PLUGIN.findall(output))
+    return tuple(EnvCause("tool", f"the pytest plugin {name} does not load on Python {setting.python} ({error})",
+                          f"{setting.older_python()}, or a release of it that supports this Python", ())
+                 for name, error in found)

@@ -4,13 +4,18 @@ A project's `addopts = -n auto` (pytest-xdist) runs the tests in worker processe
 would see no test run, no coverage, no time limit, and the forked variants could not run. The tests run in the
 one process instead, as `-n 0` would run them; their outcomes are the same. A project's `--cov` (pytest-cov) starts
 a second coverage.py beside the probe's per-test one, and the two fail pytest with an INTERNALERROR when they stop:
-the project's coverage report is not what fixbot runs the tests for, so pytest-cov does not start.
+the project's coverage report is not what fixbot runs the tests for, so pytest-cov does not start. A third-party
+pytest plugin that does not even import on this Python (an old release the project pins) would stop pytest before
+any test: it is left out, and a line on stderr says so (bot/fix/classify.py reads it as the environment's).
 
 Shipped beside the probe as `fixbot_probe_others` (loaded through its `pytest_plugins`); standard library and
 pytest only, inside the sandbox's Python (3.9+).
 """
+import sys
+
 import pytest
 
+BROKEN_PLUGIN = "fixbot: the pytest plugin %s does not load here (%s: %s); the tests run without it"
 _ONE_PROCESS = {"numprocesses": 0, "dist": "no", "tx": [], "distload": False, "looponfail": False}
 
 
@@ -29,3 +34,37 @@ def pytest_load_initial_conftests(early_config, parser, args):
     if getattr(early_config.known_args_namespace, "cov_source", None):
         early_config.known_args_namespace.cov_source = None
     yield
+
+
+def _tolerate_broken_plugins():
+    """pytest loads the installed plugins' entry points after the `-p` plugins (this one among them): each is
+    loaded on its own, so that one that raises is left out instead of ending pytest."""
+    try:
+        from importlib import metadata
+
+        import pluggy
+    except ImportError:
+        return
+    original = pluggy.PluginManager.load_setuptools_entrypoints
+    if getattr(original, "fixbot", False):
+        return
+
+    def load(self, group, name=None):
+        if name is not None:
+            return original(self, group, name)
+        names = sorted({ep.name for dist in metadata.distributions() for ep in (dist.entry_points or ())
+                        if ep.group == group})
+        count = 0
+        for each in names:
+            try:
+                count += original(self, group, each)
+            except Exception as exc:  # a plugin that does not import: left out, and said
+                message = " ".join(str(exc).split())[:200]
+                sys.stderr.write(BROKEN_PLUGIN % (each, type(exc).__name__, message) + "\n")
+        return count
+
+    load.fixbot = True
+    pluggy.PluginManager.load_setuptools_entrypoints = load
+
+
+_tolerate_broken_plugins()

@@ -12,7 +12,7 @@ from bot.llm import LLM
 from sandbox import Sandbox
 
 from .by_module import run_by_module
-from .classify import EnvCause, Setting, classify
+from .classify import EnvCause, Setting, broken_plugins, classify
 from .env_drift import Floor
 from .result import RunSummary
 from .testrun import TestCommand, run_tests
@@ -169,7 +169,8 @@ def _environment(ctx: FixRun, files: Mapping[str, bytes], before: TestRun,
     """The failing tests' environment causes (bot/fix/classify.py), each said in one line."""
     if not ctx.python:
         return ()
-    causes = classify(before.failures, failing, Setting(files, ctx.python, ctx.older))
+    setting = Setting(files, ctx.python, ctx.older)
+    causes = classify(before.failures, failing, setting) + broken_plugins(before.output, setting)
     for cause in causes:
         ctx.say(f"  the environment, not the code: {cause.line()}")
     return causes
