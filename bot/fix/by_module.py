@@ -4,7 +4,8 @@ Every test has its own time limit (the probe's watchdog), so a whole suite outla
 test hangs where the limit cannot stop it (a C call, a blocked signal) or there are simply very many slow tests.
 Either way the answer is a failure to read, never an error: each test module runs in a pytest process of its own
 (two at a time, the sandbox's pool), bounded by MODULE_TIMEOUT_S, and the runs are merged into one. A module that
-still does not finish is one failing test, timed out, with what it was running as its feedback.
+still does not finish is one failing test, timed out. A suite the kernel killed for memory goes the same way: the
+module that runs out is one failing test.
 
 In: the checkout's files, the test command, the limits. Out: one `TestRun`, as a whole-suite run would have been.
 Never: a module run beyond the run's deadline."""
@@ -48,7 +49,8 @@ def merged(command: tuple[str, ...], runs: Sequence[TestRun], hung: Sequence[tup
             into = coverage.setdefault(path, {})
             for line, ids in lines.items():
                 into[line] = into.get(line, frozenset()) | ids
-    stuck = [Failure(module, module, None, None, None, None, "Timeout",
+    stuck = [Failure(module, module, None, None, None, None, "MemoryError" if run.oom_killed else "Timeout",
+                     "the module's tests ran out of memory" if run.oom_killed else
                      f"the module's tests did not finish in {run.duration_s:.0f} s, although each test has a time "
                      "limit", ()) for module, run in hung]
     return TestRun(command=command, exit_code=max((r.exit_code for r in runs), default=0) or (1 if hung else 0),
@@ -80,6 +82,6 @@ def run_by_module(sandbox: Sandbox, files: Mapping[str, bytes], command: TestCom
                            timeout=min(MODULE_TIMEOUT_S, left), test_timeout=test_timeout) for m in batch]
         for module, job, result in zip(batch, jobs, sandbox.run_batch(jobs)):
             run = read_run(job, result, strict=False)
-            (hung.append((module, run)) if run.timed_out else runs.append(run))
+            (hung.append((module, run)) if run.timed_out or run.oom_killed else runs.append(run))
     argv = ("python3", "-m", "pytest", *command.pytest_args(files, pythonpath=pythonpath))
     return merged(argv, runs, hung)

@@ -128,9 +128,10 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
     ctx.say(f"reproducing: {command} in the sandbox (network off)")
     before = suite_run(ctx, files, command, "reproduce", timeout=suite_timeout_s, coverage=True, deadline=deadline,
                        test_timeout=test_timeout_s or FIRST_TEST_TIMEOUT_S)
-    if before.timed_out:
-        ctx.say(f"  the suite did not finish in {suite_timeout_s:g} s as a whole: running it again one test module "
-                "at a time, each test with its time limit")
+    if before.timed_out or before.oom_killed:
+        why = "ran out of memory" if before.oom_killed else f"did not finish in {suite_timeout_s:g} s"
+        ctx.say(f"  the suite {why} as a whole: running it again one test module at a time, each test with its "
+                "time limit")
         ctx.by_module = True
         before = suite_run(ctx, files, command, "reproduce, by module", timeout=suite_timeout_s, coverage=True,
                            deadline=deadline, test_timeout=test_timeout_s or FIRST_TEST_TIMEOUT_S)

@@ -184,7 +184,7 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
     return TestRun(command=tuple(job.command), exit_code=result.exit_code, passed=frozenset(passed),
                    failed=frozenset(failed), failures=tuple(f for f in failures if f.test_id in failed),
                    duration_s=result.duration_s, output=output, timed_out=result.timed_out,
-                   coverage=coverage,
+                   oom_killed=result.oom_killed, coverage=coverage,
                    durations={i: float(d) for i, d in probe.get("durations", {}).items()}, timeouts=timeouts,
                    network={i: tuple(hosts) for i, hosts in probe.get("network", {}).items()},
                    programs={i: tuple(names) for i, names in probe.get("programs", {}).items()})

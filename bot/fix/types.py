@@ -36,6 +36,7 @@ class TestRun:
     duration_s: float
     output: str  # pytest's output (capped), for the report and the model's feedback
     timed_out: bool = False
+    oom_killed: bool = False  # the kernel killed the run's process for memory: what it had not reported is lost
     # path -> line -> ids of the tests that executed it; None when the run did not measure coverage
     coverage: Mapping[str, Mapping[int, frozenset[str]]] | None = None
     durations: Mapping[str, float] = field(default_factory=dict)  # node id -> seconds its call took
