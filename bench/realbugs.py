@@ -56,7 +56,7 @@ from realbugs_corpus import (
     select,
     suite_command,
 )
-from realbugs_score import Score
+from realbugs_score import Score, tree_files
 from rows import append_row, code_commit, read_rows, rows_path, stamp
 
 from bot.errors import UserError
@@ -182,6 +182,7 @@ def bench_bug(bug: Bug, bundles: Bundles, args: Namespace, head: dict, config: d
     where.mkdir(parents=True, exist_ok=True)
     repo = bundles.checkout(bug.project, bug.bug_tag, where / "repo")
     try:
+        bug = bug.resolved(tree_files(repo))
         suite = suite_command(repo)
         (where / "ci.log").write_text(ci_log(bug), encoding="utf-8")
         cmd = fixbot_command(bug, repo, where / "fixbot", suite, where / "ci.log", args)

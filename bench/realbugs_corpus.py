@@ -5,7 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 import subprocess
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -14,6 +15,7 @@ from common import part_slice
 from bot.errors import UserError
 from bot.fix.checkout import commit_date, load_checkout
 from bot.fix.environment import EnvRequest
+from bot.fix.testrun import TestCommand
 from bot.init.test_command import detect_checkout_tests
 
 REPO = Path(__file__).resolve().parents[1]
@@ -35,6 +37,7 @@ class Bug:
     fix_files: tuple[str, ...]  # the non-test files the developers' fix changed
     split: str = "dev"  # "dev" (debug and tune on it) or "holdout" (measured only as a whole, by a bench run)
     setup: tuple[str, ...] = ()  # a user's set-up commands for its environment (SETTINGS), passed as --setup
+    test_commands: tuple[str, ...] = ()  # BugsInPy's own commands for the exposing tests
 
     @property
     def bug_tag(self) -> str:
@@ -47,6 +50,22 @@ class Bug:
     @property
     def test_cmd(self) -> str:
         return " ".join(["pytest", *self.test_files])
+
+    def resolved(self, files: Mapping[str, bytes]) -> Bug:
+        """This bug with its exposing tests named as pytest names them in the checkout's `files`: BugsInPy's own
+        `python -m unittest dotted.names` resolved by fixbot's translation (the manifest's ids of dotted names can
+        split a package path wrongly); other commands keep the manifest's ids."""
+        ids: list[str] = []
+        for command in self.test_commands:
+            words = command.split()
+            if words[:3] != ["python", "-m", "unittest"]:
+                return self
+            try:
+                args = TestCommand.parse(command).pytest_args(files)
+            except UserError:
+                return self
+            ids += [a for a in args if "::" in a and not a.startswith("-")]
+        return replace(self, pytest_ids=tuple(dict.fromkeys(ids))) if ids else self
 
     def env_request(self, root: str | Path) -> EnvRequest:
         """What `fixbot fix` knows of the environment of the checkout at `root`: the bug's `setup` (what a user of
@@ -81,7 +100,7 @@ def load_manifest(data: Path, settings_file: Path = SETTINGS) -> list[Bug]:
         d = json.loads(line)
         bugs.append(Bug(d["id"], d["project"], int(d["bug"]), tuple(d["test_files"]), tuple(d["pytest_ids"]),
                         tuple(d["fix_files"]), d.get("split", "dev"),
-                        tuple(settings.get(d["id"], {}).get("setup", ()))))
+                        tuple(settings.get(d["id"], {}).get("setup", ())), tuple(d.get("test_commands", ()))))
     return bugs  # settings for ids another manifest does not hold apply to nothing (the reports list those used)
 
 

@@ -115,6 +115,7 @@ def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sin
     request = request or bug.env_request(root)
     suite = suite_command(root)
     at_bug = Checkout(str(root), tree_files(root))
+    bug = bug.resolved(at_bug.files)
     at_fix = tree_files(bundles.checkout(bug.project, bug.fix_tag, dirs["fix"]))
     row["suite"] = {"command": suite.command, "source": suite.source}
     try:

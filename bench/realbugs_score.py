@@ -107,14 +107,19 @@ class Score:
     counts: dict = field(default_factory=dict)  # passed/failed per version
 
 
+def members(test: str, nodes: frozenset[str]) -> set[str]:
+    """The nodes `test` names: itself, a parametrized test's cases, a class's tests."""
+    return {n for n in nodes if n == test or n.startswith((test + "[", test + "::"))}
+
+
 def covers(ids: tuple[str, ...], nodes: frozenset[str]) -> bool:
-    """Every id is among `nodes`, a parametrized test by all of its cases."""
-    return all(i in nodes or any(n.startswith(i + "[") for n in nodes) for i in ids)
+    """Every id is among `nodes`: a parametrized test by its cases, a class by its tests."""
+    return all(members(i, nodes) for i in ids)
 
 
 def failed_in(ids: tuple[str, ...], failed: frozenset[str]) -> bool:
-    """Every id failed: itself, all of a parametrized test's cases, or its module, which did not import (a test
-    file of the fix commit that imports what only the fix adds fails at bug-N that way)."""
+    """Every id failed: itself, a parametrized test's case, a test of its class, or its module, which did not
+    import (a test file of the fix commit that imports what only the fix adds fails at bug-N that way)."""
     return all(covers((i,), failed) or i.partition("::")[0] in failed for i in ids)
 
 
@@ -123,7 +128,7 @@ def _base(test: str) -> str:
 
 
 def exposing(bug: Bug, test: str) -> bool:
-    return _base(test) in bug.pytest_ids
+    return any(test in members(i, frozenset({test})) for i in bug.pytest_ids)
 
 
 def _status(test: str, run: SuiteOutcome) -> str:
@@ -171,12 +176,14 @@ def judge(bug: Bug, claimed: bool, at_bug: SuiteOutcome, at_fix: SuiteOutcome, p
           applies: bool | None, passes_alone: frozenset[str] = frozenset()) -> Verdict:
     """The verdict on the runs; `passes_alone`: of the tests that failed with the patch, those that passed when
     run again."""
-    reproduced = failed_in(bug.pytest_ids, at_bug.failed) and covers(bug.pytest_ids, at_fix.passed)
+    reproduced = failed_in(bug.pytest_ids, at_bug.failed) and covers(bug.pytest_ids, at_fix.passed) and \
+        not any(members(i, at_fix.failed) for i in bug.pytest_ids)
     why = "" if reproduced else why_not_reproduced(bug, at_bug, at_fix)
     aside, counts = set_aside(bug, at_bug, at_fix)
     if patched is None:
         return Verdict(reproduced, why, counts, applies, claimed=claimed)
-    exposing_pass = covers(bug.pytest_ids, patched.passed)
+    exposing_pass = covers(bug.pytest_ids, patched.passed) and not any(members(i, patched.failed)
+                                                                       for i in bug.pytest_ids)
     lost = sorted((at_bug.passed & at_fix.passed) - patched.passed - aside)
     flaky = tuple(t for t in lost if t in passes_alone)
     regressions = tuple(t for t in lost if t not in passes_alone)

@@ -15,7 +15,7 @@ import realbugs
 import tables
 from realbugs_corpus import BenchError, Bug, Bundles, SuiteCommand, load_manifest, select, suite_command
 from realbugs_report import console_table, summarize
-from realbugs_score import SetAside, SuiteOutcome, changed_spans, identical, judge, score_bug, spans_between
+from realbugs_score import SetAside, SuiteOutcome, changed_spans, identical, judge, score_bug, spans_between, tree_files
 from rows import append_row, code_commit, read_rows, rows_path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -444,3 +444,20 @@ def test_a_set_up_that_fails_is_recorded_on_one_line_with_the_python_chosen(two_
     assert "exit 3" in r["why_not_reproduced"] and r["why_not_reproduced"].endswith("no such tool")
     assert "\n" not in r["why_not_reproduced"] and r["setup_s"] is None
     assert "set-up error" in (tmp_path / "where" / "setup.log").read_text()
+
+
+def test_bugsinpys_unittest_names_are_resolved_in_the_checkout_and_a_class_judges_by_its_tests(shared_data,
+                                                                                              tmp_path):
+    bugs = {b.id: b for b in load_manifest(shared_data / "realbugs")}
+    bundles = Bundles(shared_data / "realbugs", tmp_path / "clones")
+    bug = bugs["tornado-3"]
+    root = bundles.checkout(bug.project, bug.bug_tag, tmp_path / "t")
+    resolved = bug.resolved(tree_files(root))
+    assert resolved.pytest_ids == ("tornado/test/httpclient_test.py::SyncHTTPClientSubprocessTest",)
+    pytest_bug = bugs["luigi-3"]
+    assert pytest_bug.resolved({}) is pytest_bug  # BugsInPy ran pytest: its ids stand
+    cls = "tornado/test/httpclient_test.py::SyncHTTPClientSubprocessTest"
+    at_bug = outcome(passed={f"{cls}::test_a"}, failed={f"{cls}::test_b"})
+    at_fix = outcome(passed={f"{cls}::test_a", f"{cls}::test_b"})
+    assert judge(resolved, True, at_bug, at_fix, at_fix, True).fixed
+    assert not judge(resolved, True, at_bug, at_bug, None, None).reproduced
