@@ -381,3 +381,16 @@ def test_of_several_tox_environments_for_one_python_the_plain_run_is_read():
     assert found is not None and found.env == "py37-core" and found.deps == ("mock",)
     first = read_tox(Checkout("/x", {"tox.ini": ini.replace("cdh,core,postgres", "a,b").encode()}), python="3.7")
     assert first is not None and first.env == "py37-a"  # equals: the first listed
+
+
+def test_an_extra_that_provides_what_the_tests_import_is_installed_whatever_its_name():
+    from bot.fix.install_plan import install_plan
+    from bot.fix.types import Checkout
+
+    setup = ("from setuptools import setup\nsetup(name='blk', extras_require={'d': ['aiohttp>=3.3.2', "
+             "'aiohttp-cors'], 'colorama': ['colorama>=0.4']})\n")
+    test = "try:\n    from aiohttp.test_utils import AioHTTPTestCase\nexcept ImportError:\n    pass\n"
+    plan = install_plan(Checkout("/x", {"setup.py": setup.encode(), "tests/test_blk.py": test.encode()}))
+    assert plan.steps[0].argv == ("pip", "install", ".[d]") and "extras d" in plan.steps[0].what
+    alone = install_plan(Checkout("/x", {"setup.py": setup.encode(), "tests/test_blk.py": b"import blk\n"}))
+    assert alone.steps[0].argv == ("pip", "install", ".")

@@ -6,6 +6,7 @@ development requirements files, tox's deps. Every pip option in the project's ow
 """
 from __future__ import annotations
 
+import ast
 import configparser
 import hashlib
 import json
@@ -16,6 +17,7 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
+from .paths import is_test_path
 from .python_sources import read_pyproject
 from .requirement_files import (
     DECLARATION_FILE,
@@ -71,6 +73,8 @@ class _Project:
     declared: tuple[str, ...] | None = None  # [project] dependencies and optional ones by extra, when static
     name: str | None = None  # the distribution's name, where pyproject.toml, setup.cfg or setup.py gives it
     optional: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # every extra whose requirements can be read, from pyproject.toml, setup.cfg and setup.py
+    extras_require: tuple[tuple[str, tuple[str, ...]], ...] = ()
 
 
 def install_plan(checkout: Checkout, *, setup: Sequence[str] = (), python: str | None = None) -> InstallPlan:
@@ -94,7 +98,8 @@ def install_plan(checkout: Checkout, *, setup: Sequence[str] = (), python: str |
         sources: tuple[str, ...] = ("setup",)
     else:
         roots = install_roots(chosen, closure)
-        steps = (*_project_steps(project, tox), *_tests_require_steps(project), *_group_steps(project),
+        steps = (*_project_steps(project, tox, _test_imports(checkout)), *_tests_require_steps(project),
+                 *_group_steps(project),
                  *_requirements_steps(roots), *_tox_steps(tox))
         # then the files the installed requirements files pull in with -r and -c
         included = read_closure(checkout, (*roots, *(tox_includes if tox and tox.deps else ())))
@@ -194,12 +199,17 @@ def _read_project(checkout: Checkout, notes: list[str]) -> _Project:
     optional = _table(project, "optional-dependencies")
     name = project.get("name") if isinstance(project.get("name"), str) else None
     name = name or cfg.get("metadata", "name", fallback=None) or (setup_py.name if setup_py else None)
+    cfg_extras = tuple((extra, _cfg_list(cfg, "options.extras_require", extra))
+                       for extra in (cfg.options("options.extras_require")
+                                     if cfg.has_section("options.extras_require") else ()))
     return _Project(source=source, name=name,
                     extras=tuple(dict.fromkeys(e for names in readable for e in names)) if readable else None,
                     groups=tuple(_table(data, "dependency-groups")), tests_require=tuple(tests_require),
                     files=tuple(_file_directives(_table(data, "tool", "setuptools", "dynamic"))),
                     declared=_strings(project.get("dependencies", []), project) if static else None,
-                    optional=tuple((name, _strings(value, project)) for name, value in optional.items()))
+                    optional=tuple((name, _strings(value, project)) for name, value in optional.items()),
+                    extras_require=(*((n, _strings(v, project)) for n, v in optional.items()), *cfg_extras,
+                                    *(setup_py.extras_require if setup_py else ())))
 
 
 def _strings(value: Any, project: dict[str, Any]) -> tuple[str, ...]:
@@ -221,10 +231,40 @@ def _wanted(declared: tuple[str, ...], extra: tuple[str, ...] = ()) -> tuple[str
     return tuple(wanted.values())
 
 
-def _project_steps(project: _Project, tox: ToxDeps | None) -> list[InstallStep]:
+def _test_imports(checkout: Checkout) -> frozenset[str]:
+    """The top-level modules the test files import (in `try` blocks too), lowercased."""
+    found: set[str] = set()
+    for path in checkout.files:
+        if not (path.endswith(".py") and is_test_path(path)):
+            continue
+        try:
+            tree = ast.parse(checkout.text(path))
+        except (SyntaxError, ValueError):
+            continue
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                found.update(alias.name.split(".")[0].lower() for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                found.add(node.module.split(".")[0].lower())
+    return frozenset(found)
+
+
+def imported_extras(project: _Project, imports: frozenset[str]) -> tuple[str, ...]:
+    """The extras one of whose requirements provides a module the tests import (`d = ["aiohttp"]` when a test
+    imports aiohttp.test_utils): the tests need them, whatever they are called."""
+    def module(requirement: str) -> str:
+        match = re.match(r"\s*([A-Za-z0-9][A-Za-z0-9._-]*)", requirement)
+        return canonicalize_name(match.group(1)).replace("-", "_") if match else ""
+    return tuple(dict.fromkeys(extra for extra, requirements in project.extras_require
+                               if any(module(r) in imports for r in requirements)))
+
+
+def _project_steps(project: _Project, tox: ToxDeps | None, imports: frozenset[str] = frozenset()
+                   ) -> list[InstallStep]:
     if project.source is None:
         return []
-    extras = _wanted(project.extras or (), tox.extras if tox else ())  # tox's `extras` are the project's recipe
+    # tox's `extras` are the project's recipe; an extra that provides what the tests import is needed too
+    extras = _wanted(project.extras or (), (*(tox.extras if tox else ()), *imported_extras(project, imports)))
     target = f".[{','.join(extras)}]" if extras else "."
     what = f"the project with its extras {', '.join(extras)}" if extras else "the project"
     fallback = _declared_step(project, extras)

@@ -13,6 +13,7 @@ from typing import TypeGuard
 @dataclass(frozen=True)
 class SetupPy:
     extras: tuple[str, ...] | None = None  # the extras' names; None: no literal `extras_require` found
+    extras_require: tuple[tuple[str, tuple[str, ...]], ...] = ()  # (extra, requirements) where both are literal
     tests_require: tuple[str, ...] | None = None  # requirement strings; None: absent or not a literal
     name: str | None = None  # the distribution's name; None: absent or not a literal
 
@@ -29,6 +30,7 @@ def read_setup_py(source: str) -> SetupPy:
     keywords = {k.arg: _resolve(k.value, bindings) for k in call.keywords if k.arg}
     name = keywords.get("name")
     return SetupPy(extras=_extra_names(keywords.get("extras_require")),
+                   extras_require=_extra_lists(keywords.get("extras_require"), bindings),
                    tests_require=_strings(keywords.get("tests_require")),
                    name=name.value if isinstance(name, ast.Constant) and isinstance(name.value, str) else None)
 
@@ -85,6 +87,18 @@ def _extra_names(node: ast.expr | None) -> tuple[str, ...] | None:
         return None
     names = (key.partition(":")[0].strip() for key in keys)
     return tuple(dict.fromkeys(name for name in names if name))
+
+
+def _extra_lists(node: ast.expr | None, bindings: dict[str, ast.expr]) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """The extras of a dict literal whose values are literal lists, each with its requirement strings."""
+    if not isinstance(node, ast.Dict):
+        return ()
+    found = []
+    for key, value in zip(node.keys, node.values):
+        requirements = _strings(_resolve(value, bindings))
+        if isinstance(key, ast.Constant) and isinstance(key.value, str) and requirements is not None:
+            found.append((key.value.partition(":")[0].strip(), requirements))
+    return tuple((name, reqs) for name, reqs in found if name)
 
 
 def _strings(node: ast.expr | None) -> tuple[str, ...] | None:
