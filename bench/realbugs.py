@@ -234,6 +234,9 @@ def parse_args(argv: list[str] | None) -> Namespace:
                         help="the rows file to write or (with --report-only) read (default "
                              "bench/results/realbugs-COMMIT.jsonl)")
     parser.add_argument("--force", action="store_true", help="run the selected bugs again even when recorded")
+    parser.add_argument("--fresh", action="store_true",
+                        help="--reproduce-only: forget each bug's cached environments first, so that its set-up "
+                             "time is a new user's")
     parser.add_argument("--no-speed", action="store_true", help="skip measuring the model's speed before the bugs")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON (progress goes to stderr)")
     parser.add_argument("--report-only", action="store_true", help="run nothing: summarise the rows file")
@@ -292,7 +295,7 @@ def main(argv: list[str] | None = None) -> int:
         with sigterm_raises():
             if args.reproduce_only and todo:
                 reproduce.run_reproductions(todo, Bundles(args.data, args.out / "clones"), args.out, rows,
-                                            stamp(bench, commit, "no model"), say)
+                                            stamp(bench, commit, "no model"), say, fresh=args.fresh)
             elif todo:
                 speed = _speed(args)
                 line = speed_line(speed, 1) if speed else None

@@ -1,7 +1,8 @@
 """The real-bug bench's --reproduce-only mode: no `fixbot fix`, no model. For each bug, the test environment as
-fixbot builds it (prepare_environment on the `bug-N` checkout, twice: a first build with the cached environment
-forgotten, then a call that must reuse it), then the project's whole suite (the judge's command and runs,
-bench/realbugs_score.py) at `bug-N` and at the developers' `fix-N`. A bug is
+fixbot builds it (prepare_environment on the `bug-N` checkout, twice: a first call, which builds unless an earlier
+run built it (`--fresh` forgets every cached environment of the bug first), then a call that must reuse it), then
+the project's whole suite (the judge's command and runs, bench/realbugs_score.py) at `bug-N` and at the
+developers' `fix-N`. A bug is
 
   set up       both prepare_environment calls returned an image;
   reproduced   every exposing test fails at bug-N and passes at fix-N; otherwise the row says why in one line,
@@ -24,14 +25,22 @@ from realbugs_score import SuiteRunner, cached_runs, judge, tree_files
 from rows import append_row
 
 from bot.errors import UserError
-from bot.fix.environment import Environment, EnvRequest, cache_tag, plan_environment, prepare_environment
+from bot.fix.environment import (
+    FAILED,
+    FAILED_COMPILER,
+    Environment,
+    EnvRequest,
+    cache_tag,
+    plan_environment,
+    prepare_environment,
+)
 from bot.fix.install_plan import InstallPlan
 from bot.fix.pip_settings import pip_settings
 from bot.fix.testrun import TestCommand
 from bot.fix.types import Checkout
 from sandbox import open_sandbox
 from sandbox.containers import connect
-from sandbox.image import default_image
+from sandbox.image import default_image, tools_spec
 
 BENCH = "reproduce"
 SPLITS = ("dev", "holdout")
@@ -50,29 +59,33 @@ def one_line(text: str) -> str:
     return line[:MESSAGE_CHARS]
 
 
-def forget_environment(client, python: str, plan: InstallPlan) -> bool:
-    """Untag the cached environment prepare_environment would look up for this Python and plan, so that the next
-    call builds it: the first set-up is measured as a new user meets it. A tag that a running container was
-    started from is left alone. True when the next call will build."""
+def forget_environment(client, python: str, plan: InstallPlan, commit_date: str | None) -> bool:
+    """Untag every cached environment prepare_environment could use for this Python and plan (on the plain base
+    and the one with a C toolchain, with today's releases and as of the commit's date) and the marks of failed
+    builds, so that the next call builds as a new user meets it. A tag that a running container was started from
+    is left alone. True when the next call will build."""
     from docker.errors import APIError, ImageNotFound
 
     if not plan.steps:
         return False  # nothing to install: the base image is the environment
-    try:
-        base_id = client.images.get(default_image(python)).id
-    except ImageNotFound:
-        return True  # the base is made first (or missing, which prepare_environment reports)
-    cached = cache_tag(base_id, python, plan, pip_settings(plan.index_urls))
-    try:
-        used = client.api.containers(all=True, filters={"ancestor": cached})
-        if any(c.get("Image") == cached and c.get("State") == "running" for c in used):
-            return False
-        for tag in [cached] if used else client.images.get(cached).tags:
+    pip = pip_settings(plan.index_urls)
+    tags = []
+    for base in (default_image(python), tools_spec(python).tag()):
+        try:
+            base_id = client.images.get(base).id
+        except ImageNotFound:
+            continue
+        for as_of in (None, commit_date):
+            tag = cache_tag(base_id, python, plan, pip, (), as_of)
+            tags += [tag, tag + FAILED, tag + FAILED_COMPILER]
+    for tag in tags:
+        try:
+            used = client.api.containers(all=True, filters={"ancestor": tag})
+            if any(c.get("Image") == tag and c.get("State") == "running" for c in used):
+                return False
             client.images.remove(tag, noprune=True)
-    except ImageNotFound:
-        pass
-    except APIError:
-        return False
+        except (ImageNotFound, APIError):
+            continue
     return True
 
 
@@ -88,7 +101,7 @@ def cause_of(why: str) -> str:
 
 
 def reproduce_bug(bug: Bug, bundles: Bundles, where: Path, *, client, request: EnvRequest | None = None,
-                  fresh: bool = True) -> dict:
+                  fresh: bool = False) -> dict:
     """The row of one bug (see the module doc, without the stamp); its worktrees under `where` are removed."""
     where.mkdir(parents=True, exist_ok=True)
     dirs = {name: where / name for name in ("bug", "fix")}
@@ -122,7 +135,8 @@ def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sin
         choice, plan = plan_environment(at_bug, request)  # known even when the build fails
         row.update(python=choice.version, python_source=choice.source)
         if fresh:
-            log(f"bench: the cached environment forgotten: {forget_environment(client, choice.version, plan)}")
+            forgotten = forget_environment(client, choice.version, plan, request.commit_date)
+            log(f"bench: the cached environments forgotten: {forgotten}")
         first, setup_s = _timed(at_bug, request, client, log)
         row.update(python=first.python.version, python_source=first.python.source, setup_s=setup_s,
                    built=first.built)
@@ -159,14 +173,17 @@ def progress_line(i: int, n: int, r: dict) -> str:
     return line + (f" · {r['why_not_reproduced']}" if r["why_not_reproduced"] else "")
 
 
-def run_reproductions(todo: list[Bug], bundles: Bundles, out: Path, rows: Path, head: dict, say) -> None:
-    """Each bug's row appended to `rows` as soon as it is known (an interrupted bug is not)."""
+def run_reproductions(todo: list[Bug], bundles: Bundles, out: Path, rows: Path, head: dict, say, *,
+                      fresh: bool = False) -> None:
+    """Each bug's row appended to `rows` as soon as it is known (an interrupted bug is not); `fresh`: every
+    environment built as a new user meets it (forget_environment), not reused from an earlier run."""
     client = connect()
     for i, bug in enumerate(todo, 1):
         where = out / "bugs" / bug.id
         say(f"[{i}/{len(todo)}] {bug.id}: set-up and the whole suite at {bug.bug_tag} and {bug.fix_tag} ... "
             f"(log: {where / 'setup.log'})")
-        row = {**head, "date": time.strftime("%Y-%m-%d %H:%M"), **reproduce_bug(bug, bundles, where, client=client)}
+        row = {**head, "date": time.strftime("%Y-%m-%d %H:%M"),
+               **reproduce_bug(bug, bundles, where, client=client, fresh=fresh)}
         append_row(rows, row)
         say(progress_line(i, len(todo), row))
 
