@@ -29,8 +29,8 @@ def test_reproduce_only_sets_up_runs_the_whole_suite_explains_and_resumes(shared
     from bot.fix.environment import image_lock
 
     out, rows = tmp_path / "out", tmp_path / "reproduce.jsonl"
-    args = ["--reproduce-only", "--fresh", "--bugs", "youtube-dl-1,PySnooper-1", "--data", str(shared_data / "realbugs"),
-            "--out", str(out), "--rows", str(rows)]
+    args = ["--reproduce-only", "--fresh", "--bugs", "youtube-dl-1,PySnooper-1", "--data",
+            str(shared_data / "realbugs"), "--out", str(out), "--rows", str(rows)]
     first = subprocess.run([sys.executable, "bench/realbugs.py", *args, "--json"], cwd=REPO, capture_output=True,
                            text=True, timeout=2300)
     assert first.returncode == 0, first.stderr[-3000:]
