@@ -27,6 +27,7 @@ from pathlib import Path
 from realbugs_corpus import Bug, Bundles, SuiteCommand
 
 from bot.errors import UserError
+from bot.fix.by_module import run_by_module
 from bot.fix.checkout import load_checkout
 from bot.fix.environment import prepare_environment
 from bot.fix.testrun import TestCommand, run_tests
@@ -307,8 +308,14 @@ class SuiteRunner:
         self.sandbox, self.command, self.pythonpath, self.timeout = sandbox, command, pythonpath, timeout
 
     def run(self, files: Mapping[str, bytes], select: frozenset[str] = frozenset()) -> SuiteOutcome:
+        """One run; a whole suite that does not finish, or runs out of memory, runs again a module at a time, as
+        fixbot's own runs do (bot/fix/by_module.py)."""
         run = run_tests(self.sandbox, files, self.command, pythonpath=self.pythonpath, select=select,
                         timeout=self.timeout, test_timeout=TEST_TIMEOUT_S, strict=False)
+        if (run.timed_out or run.oom_killed) and not select:
+            run = run_by_module(self.sandbox, files, self.command, pythonpath=self.pythonpath,
+                                test_timeout=TEST_TIMEOUT_S, deadline=time.monotonic() + 2 * self.timeout,
+                                coverage=False)
         return SuiteOutcome.of(run)
 
 
