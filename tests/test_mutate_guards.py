@@ -160,8 +160,8 @@ def scale(x, factor=2, offset=0, low=-100, high=100):
 
 def build(spec):
     check = CHECKS[spec.lstrip("!")]
-    if spec.startswith("!"):
-        return lambda a, b: not check
+    if spec.count("!") > 1:
+        return lambda a, b: not check(a, b)
     return check
 '''
 OPS_TESTS = '''from ops import build, scale
@@ -183,8 +183,8 @@ def test_not_equal():
 def test_the_sweeps_short_first_round_reaches_the_second_target_before_the_first_is_searched_through(
         tmp_path, docker_client, sandbox_image):
     """`scale`, which only the failing test runs, ranks first and has dozens of mutants, none a fix; `build`'s
-    lambda returns `check` instead of calling it. The sweep's first round tries 12 mutants of each target, so the
-    fix (an `uncalled` mutant, ranked first in `build`) is found before `scale` is searched through."""
+    test of a negated spec is off by one. The sweep's first round tries 12 mutants of each target, so the fix (a
+    comparison's edit, among the first of `build`'s) is found before `scale` is searched through."""
     root = make_repo(tmp_path / "ops", {"ops.py": OPS, "tests/test_ops.py": OPS_TESTS})
     llm = ByNameLLM({})
     result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())
@@ -193,7 +193,7 @@ def test_the_sweeps_short_first_round_reaches_the_second_target_before_the_first
     swept = [(r.target.qualname, [s.candidates for s in r.searches]) for r in result.repairs
              if r.stop_reason == "search_only"]
     assert swept == [("scale", [12])]
-    assert "+        return lambda a, b: not check(a, b)" in result.diff
+    assert '-    if spec.count("!") > 1:' in result.diff
     assert llm.asked == []
 
 

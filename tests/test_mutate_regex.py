@@ -2,7 +2,6 @@
 repaired by the search in the Docker sandbox before the model is asked."""
 from __future__ import annotations
 
-import json
 import re
 
 from bot.agent.evidence import read_evidence
@@ -76,25 +75,6 @@ def test_a_word_boundary_before_an_alternative_that_starts_with_a_word_character
     assert "(?sx)\n    [a-z_]+|\n    (?:0x[0-9a-f]+|\\b0+[0-7]+)(?::)?|\n    '[^']*'|(?=z)q" in boundaries
     assert not any("\\b'" in p or "\\b(?=" in p or "\\b(?sx)" in p or "\\b:" in p for p in boundaries)
     assert r"\bword|\bother" in _applied(r"\bword|other") and r"\b\bword|other" not in _applied(r"\bword|other")
-
-
-def test_a_blank_class_widens_to_any_character():
-    found = _applied(r"\((.*)\);?\s*$")
-    assert r"\((.*)\);?.*$" in found  # a comment may follow the call's closing parenthesis
-    assert r"a.b" in _applied(r"a\db") and r"a.b" in _applied(r"a\wb") and r"a.b" not in _applied(r"a\.b")
-
-
-def test_a_callback_s_trailing_comment_is_reached_by_widening_the_blanks_after_it():
-    source = ("def strip_jsonp(code):\n"
-              "    return re.sub(r'(?s)^[a-zA-Z0-9_]+\\s*\\(\\s*(.*)\\);?\\s*?\\s*$', r'\\1', code)\n")
-    feedback = ("    def test_strip_jsonp():\n"
-                "        stripped = strip_jsonp('parseMetadata({\"STATUS\":\"OK\"})\\n\\n\\n//epc')\n"
-                ">       d = json.loads(stripped)\nE   json.decoder.JSONDecodeError: Expecting value")
-    first = ranked_mutants(source, "strip_jsonp", evidence=read_evidence(source, feedback))[0]
-    assert re.sub(r"\s", "", first.source) != re.sub(r"\s", "", source)
-    namespace: dict = {"re": re}
-    exec(first.source, namespace)
-    assert json.loads(namespace["strip_jsonp"]('parseMetadata({"STATUS":"OK"})\n\n\n//epc')) == {"STATUS": "OK"}
 
 
 def test_escapes_are_kept_whole():

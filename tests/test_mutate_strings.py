@@ -24,10 +24,6 @@ def string_mutants(source: str, name: str = "f") -> set[str]:
     ("return ' I'", "return 'I '"),  # a space on the wrong side
     ("return '('", "return '['"),  # the wrong bracket
     ("return 'yes'", "return 'Yes'"),  # the wrong case
-    ('return "aeiou"', 'return "aeiouAEIOU"'),  # the capitals forgotten
-    ("return xs.split(' ')", "return xs.split()"),  # one space where any whitespace was meant
-    ('return xs.rsplit(" ")', "return xs.rsplit()"),
-    ("return xs.split( ' ' )", "return xs.split(  )"),
 ])
 def test_each_kind_of_string_bug_is_one_edit_away(old, new):
     source = f"def f(xs):\n    {old}\n"
@@ -75,32 +71,6 @@ def test_a_literal_never_takes_a_value_with_its_own_quote_in_it():
     found = string_mutants("def f(x):\n    return \"a\" + x + '\"'\n")
     firsts = {ast.parse(m).body[0].body[0].value.left.left.value for m in found}
     assert found and '"' not in firsts and "" in firsts
-
-
-@pytest.mark.parametrize("old,new", [
-    ('"n of " + str(n) + " the " + str(n)', '"n of the " + str(n)'),  # Python/113: one space at the seam
-    ("'<' + s + '>'", "'<>'"),  # two literals around one value
-    ('"a" + s + "b" + t + "c"', '"ab" + t + "c"'),  # in a longer chain, each value in its turn
-    ('"a" + s + "b" + t + "c"', '"a" + s + "bc"'),
-])
-def test_a_value_between_two_literals_is_dropped_and_the_literals_joined(old, new):
-    assert f"def f(s, t, n):\n    return {new}\n" in string_mutants(f"def f(s, t, n):\n    return {old}\n")
-
-
-@pytest.mark.parametrize("source", [
-    "def f(s, x):\n    return x * 'a' + s + 'b'\n",  # 'a' is x's operand, not a neighbour of s
-    "def f(s):\n    return 'a' + s - 'b'\n",  # not a chain of +
-    "def f(s):\n    return \"'\" + s + '\"'\n",  # the joined value would hold its own quote
-])
-def test_literals_are_joined_only_around_a_value_of_a_chain_of_plus(source):
-    found = string_mutants(source)
-    assert found  # the literals' own edits
-    assert all(any(isinstance(n, ast.Name) and n.id == "s" for n in ast.walk(ast.parse(m))) for m in found)
-
-
-@pytest.mark.parametrize("call", ["xs.split(',')", "xs.split(' ', 1)", "xs.split(sep=' ')", "xs.strip(' ')"])
-def test_only_a_split_on_whitespace_alone_loses_its_separator(call):
-    assert not any(m.endswith(call.split("(")[0] + "()\n") for m in string_mutants(f"def f(xs):\n    return {call}\n"))
 
 
 CSV = '''def csv_line(values):

@@ -31,7 +31,7 @@ BINOP_SWAPS = {"+": ["-", "*"], "-": ["+"], "*": ["/", "//", "+", "**"], "/": ["
                ">>": ["<<"]}
 NON_COMMUTATIVE = {ast.Sub, ast.Div, ast.FloorDiv, ast.Mod, ast.Pow}
 CALL_FAMILIES = [("min", "max"), ("any", "all"), ("sorted", "reversed"), ("append", "extend"),
-                 ("lower", "upper", "swapcase"), ("islower", "isupper"), ("startswith", "endswith"),
+                 ("lower", "upper"), ("islower", "isupper"), ("startswith", "endswith"),
                  ("floor", "ceil"), ("int", "round"),
                  ("isdigit", "isalpha"), ("find", "rfind"), ("index", "rindex"), ("strip", "lstrip", "rstrip"),
                  ("sum", "len"), ("keys", "values", "items"), ("remove", "pop")]
@@ -81,38 +81,6 @@ def scope_names(func: ast.AST) -> list[str]:
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) and node is not func:
             names += [x.arg for x in node.args.args]
     return list(dict.fromkeys(names))
-
-
-def uncalled(s: Scope) -> Edits:
-    """A lambda that returns a function instead of calling it: `lambda a, b: not check` -> `not check(a, b)`, for
-    a name of the enclosing scope that the lambda neither takes nor calls. Rare, so tried first: a few edits."""
-    for n in s.nodes:
-        if not isinstance(n, ast.Lambda) or not n.args.args:
-            continue
-        params = [a.arg for a in n.args.args]
-        called = {id(c.func) for c in ast.walk(n.body) if isinstance(c, ast.Call)}
-        for name in ast.walk(n.body):
-            if isinstance(name, ast.Name) and isinstance(name.ctx, ast.Load) and id(name) not in called \
-                    and name.id in s.variables and name.id not in params:
-                yield "uncalled", (*s.text.span(name), f"{name.id}({', '.join(params)})")
-
-
-def loop(s: Scope) -> Edits:
-    """A `while` whose test shares no name with its body never sees the body's work: the counter the body moves is
-    missing from the test. `while not ok(text)` with `start += 1` -> `ok(text[start:])`, or `ok(text[:start])`."""
-    for n in s.nodes:
-        if not isinstance(n, ast.While):
-            continue
-        in_body = [m for stmt in n.body for m in ast.walk(stmt) if isinstance(m, ast.Name)]
-        in_test = [m for m in ast.walk(n.test) if isinstance(m, ast.Name)]
-        if {m.id for m in in_body} & {m.id for m in in_test}:
-            continue
-        counters = dict.fromkeys(m.id for m in in_body if isinstance(m.ctx, ast.Store))
-        for m in in_test:
-            if m.id in s.variables:
-                for counter in counters:
-                    yield "loop", (*s.text.span(m), f"{m.id}[{counter}:]")
-                    yield "loop", (*s.text.span(m), f"{m.id}[:{counter}]")
 
 
 def compare(s: Scope) -> Edits:
@@ -186,22 +154,6 @@ def _balanced(text: str) -> bool:
         if depth < 0:
             return False
     return depth == 0
-
-
-def drop_middle(s: Scope) -> Edits:
-    """In a chain `a ** 2 * c`, the middle operand with one of its operators: `a ** c` and `a * c`
-    (`(-1) ** 2 * len(xs)`, an excess `2 *`); never across a bracket, which would take half of it. Rarer than a
-    dropped operand and more numerous, so tried late."""
-    for n in s.nodes:
-        if not isinstance(n, ast.BinOp):
-            continue
-        for inner, first in ((n.left, True), (n.right, False)):
-            if isinstance(inner, ast.BinOp):
-                middle = inner.right if first else inner.left
-                start = s.text.span(middle)[0] if first else s.text.span(n.left)[1]
-                end = s.text.span(n.right)[0] if first else s.text.span(middle)[1]
-                if _balanced(s.text.source[start:end]):
-                    yield "drop-middle", (start, end, "")
 
 
 def drop_operand(s: Scope) -> Edits:
@@ -387,8 +339,8 @@ def delete(s: Scope) -> Edits:
 
 # the order edits are tried in: the rare and cheap first, the many (another variable, a deleted statement) last
 OPERATORS: tuple[Callable[[Scope], Edits], ...] = (
-    uncalled, loop, compare, arithmetic, boolean, drop_operand, constant, regex, guard, call, bound, negate_or_insert,
-    variable, swap, drop_middle, string, delete)
+    compare, arithmetic, boolean, drop_operand, constant, regex, guard, call, bound, negate_or_insert, variable, swap,
+    string, delete)
 
 
 def scope_edits(text: Text, func: Function | ast.Module) -> Edits:

@@ -93,15 +93,14 @@ class _Scan:
     classes: list[tuple[int, int, bool]] = field(default_factory=list)  # items start, `]` offset, negated
     groups: list[tuple[int, int]] = field(default_factory=list)  # `(` offset, `)` offset
     edits: list[Edit] = field(default_factory=list)  # quantifier and anchor edits, found on the way
-    widened: list[Edit] = field(default_factory=list)  # `\s`, `\d`, `\w` -> `.`: any character there
     branches: list[int] = field(default_factory=list)  # where an alternative starts (pattern, group, after `|`)
     punctuation: dict[str, None] = field(default_factory=dict)  # literal characters outside classes, in order
 
 
 def pattern_edits(body: str) -> Iterator[Edit]:
     """Candidate edits of a pattern's text, before checking that they compile: quantifier and anchor edits, class
-    edits, optional groups, word boundaries and widened classes taken in turn, so that a long pattern's many class
-    items do not push the other kinds past the search's cap."""
+    edits, optional groups and word boundaries taken in turn, so that a long pattern's many class items do not push
+    the other kinds past the search's cap."""
     scan = _scan(body)
     classes = [e for items, close, negated in scan.classes
                for e in _class_edits(body, items, close, negated, scan.punctuation)]
@@ -110,8 +109,7 @@ def pattern_edits(body: str) -> Iterator[Edit]:
         lookaround = body[open_ + 1:open_ + 3] in ("?=", "?!") or body[open_ + 1:open_ + 4] in ("?<=", "?<!")
         if not lookaround and body[close + 1:close + 2] not in ("*", "+", "?", "{"):
             groups.append((close + 1, close + 1, "?"))  # the group becomes optional
-    for turn in itertools.zip_longest(scan.edits, classes, groups, _boundary_edits(body, scan.branches),
-                                      scan.widened):
+    for turn in itertools.zip_longest(scan.edits, classes, groups, _boundary_edits(body, scan.branches)):
         yield from (edit for edit in turn if edit is not None)
 
 
@@ -123,8 +121,6 @@ def _scan(body: str) -> _Scan:
     while i < len(body):
         c = body[i]
         if c == "\\":
-            if body[i + 1:i + 2] in ("s", "d", "w"):  # `\);?\s*$` -> `\);?.*$`: more than blanks after
-                scan.widened.append((i, i + 2, "."))
             i += 2
             continue
         if c == "[":

@@ -2,13 +2,10 @@
 
 A separator that should be empty or a space (`' '.join` for `''.join`), a character too many or too few (`"__"`
 for `"_"`, `"E+"` for `"E"`), the wrong bracket (`'('` for `'['`), another literal of the same function (`"d"` where
-`"db"` belongs), the wrong case (`'yes'` for `'Yes'`, `"aeiou"` without its capitals). A value that appears several
-times is also edited everywhere at once, and the case of every word literal at once (`'yes'`/`'no'` both
-capitalized): such a value is usually one decision written twice. A multi-site edit is one span, from the first
-literal to the last, with the text between them kept. And a value spliced into a message between two literals
-(`" of " + str(n) + " the "`) dropped, the two literals joined into one (`" of the "`) with one space at the seam.
-And a split on one space made a split on any whitespace (`s.split(' ')` -> `s.split()`), which also drops the
-empty pieces that `''.split(' ')` and doubled spaces leave.
+`"db"` belongs), the wrong case (`'yes'` for `'Yes'`). A value that appears several times is also edited
+everywhere at once, and the case of every word literal at once (`'yes'`/`'no'` both capitalized): such a value is
+usually one decision written twice. A multi-site edit is one span, from the first literal to the last, with the
+text between them kept.
 
 Only plain one-line literals are edited (no prefix, no escape, no quote of their own kind inside), and not regular
 expressions (bot/agent/mutate_regex.py) or docstrings.
@@ -16,7 +13,7 @@ expressions (bot/agent/mutate_regex.py) or docstrings.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from .mutate_text import Edit, Text
@@ -66,8 +63,6 @@ def _values(value: str, others: Sequence[str]) -> list[str]:
         if len(value) == 1 and value in side:
             out += [c for c in side if c != value]
     out += [case(value) for case in CASES]
-    if value.isalpha() and (value.islower() or value.isupper()):
-        out.append(value + value.swapcase())  # "aeiou" -> "aeiouAEIOU"
     out += [o for o in others if o != value][:MAX_OTHERS]
     return [v for v in dict.fromkeys(out) if v != value]
 
@@ -101,39 +96,8 @@ def _edits(source: str, literals: list[Literal]) -> Iterator[Edit | None]:
                 yield _spanning(source, changed)
 
 
-def _joined(nodes: Sequence[ast.AST], plain: Mapping[tuple[int, int], Literal], text: Text) -> Iterator[Edit]:
-    """`a + " of " + x + " the "` -> `a + " of the "`: in a chain of `+`, the operand between two plain literals
-    dropped and the literals made one; whitespace on both sides of the seam becomes the left one's."""
-    for n in nodes:
-        if not (isinstance(n, ast.BinOp) and isinstance(n.op, ast.Add) and isinstance(n.left, ast.BinOp)
-                and isinstance(n.left.op, ast.Add)):
-            continue
-        first = n.left.left  # in `x * "a" + y + "b"`, "a" is not a neighbour of y's: x multiplies it
-        before = first.right if isinstance(first, ast.BinOp) and isinstance(first.op, ast.Add) else first
-        left, right = plain.get(text.span(before)), plain.get(text.span(n.right))
-        if left is None or right is None:
-            continue
-        seam = right.value.lstrip() if left.value[-1:].isspace() and right.value[:1].isspace() else right.value
-        if left.quote not in seam:
-            yield left.start, right.end, left.written(left.value + seam)
-
-
-def _split_any(nodes: Sequence[ast.AST], plain: Mapping[tuple[int, int], Literal], text: Text) -> Iterator[Edit]:
-    """`s.split(' ')` -> `s.split()`: the separator's literal removed from a split or rsplit call."""
-    for n in nodes:
-        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and n.func.attr in ("split", "rsplit") \
-                and len(n.args) == 1 and not n.keywords:
-            lit = plain.get(text.span(n.args[0]))
-            if lit is not None and lit.value.isspace():  # with its parentheses, the diff reads `(' ')` -> `()`
-                tight = text.source[lit.start - 1:lit.start] == "(" and text.source[lit.end:lit.end + 1] == ")"
-                yield (lit.start - 1, lit.end + 1, "()") if tight else (lit.start, lit.end, "")
-
-
 def string_edits(text: Text, nodes: Sequence[ast.AST], segment: Callable[[ast.AST], str],
                  patterns: Sequence[ast.AST] = ()) -> Iterator[Edit]:
     """Every edit of the scope's plain string literals (`patterns`, regular expressions, are left alone)."""
     literals = _literals(text, nodes, segment, patterns)
     yield from (edit for edit in _edits(text.source, literals) if edit is not None)
-    plain = {(lit.start, lit.end): lit for lit in literals}  # the literals by span, as their call or chain finds them
-    yield from _joined(nodes, plain, text)
-    yield from _split_any(nodes, plain, text)
