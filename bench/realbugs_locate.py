@@ -38,6 +38,7 @@ from bot.errors import UserError
 from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.locate import locate
 from bot.fix.reproduce import CRASH
+from bot.fix.run import SUITE_LIMITS
 from bot.fix.testrun import TestCommand, run_tests
 from bot.fix.types import Checkout, CodeTarget
 from bot.fix.work import Work, test_roots
@@ -94,7 +95,7 @@ def locate_bug(bug: Bug, bundles: Bundles, where: Path, *, client) -> dict:
         record["developer"] = sorted(developer)
         env = prepare_environment(checkout, EnvRequest(), client=client, log=lambda line: None)
         command = TestCommand.parse(bug.test_cmd)
-        with open_sandbox("docker", image=env.image, pool_size=1) as sandbox:
+        with open_sandbox("docker", image=env.image, pool_size=1, limits=SUITE_LIMITS) as sandbox:
             run = run_tests(sandbox, checkout.files, command, pythonpath=env.pythonpath, coverage=True,
                             timeout=SUITE_TIMEOUT_S, test_timeout=TEST_TIMEOUT_S, strict=False)
         work = Work(checkout, dict(checkout.files))

@@ -36,6 +36,7 @@ from bot.fix.environment import (
 )
 from bot.fix.install_plan import InstallPlan
 from bot.fix.pip_settings import pip_settings
+from bot.fix.run import SUITE_LIMITS
 from bot.fix.testrun import TestCommand
 from bot.fix.types import Checkout
 from sandbox import open_sandbox
@@ -147,7 +148,7 @@ def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sin
         why = f"set-up: {one_line(str(exc)) or type(exc).__name__}"
         return {**row, "why_not_reproduced": why, "cause": "set-up"}
     row.update(set_up=True, reuse_s=reuse_s, reused=not second.built and second.image == first.image)
-    with open_sandbox("docker", image=first.image, pool_size=1) as sandbox:
+    with open_sandbox("docker", image=first.image, pool_size=1, limits=SUITE_LIMITS) as sandbox:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(first.pythonpath), 1200.0)
         runs = cached_runs(cache, {"image": first.image, "command": suite.command},
                            lambda: (runner.run(first.with_generated(at_bug.files)),

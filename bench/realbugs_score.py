@@ -30,6 +30,7 @@ from bot.errors import UserError
 from bot.fix.by_module import run_by_module
 from bot.fix.checkout import load_checkout
 from bot.fix.environment import prepare_environment
+from bot.fix.run import SUITE_LIMITS
 from bot.fix.testrun import TestCommand, run_tests
 from bot.fix.types import Checkout, TestRun
 from sandbox import open_sandbox
@@ -349,7 +350,7 @@ def _score(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed:
         patched = tree_files(root) if applies else None
     env = prepare_environment(base, bug.env_request(base.root), client=client, log=lambda _m: None)  # as fixbot
     key = {"image": env.image, "command": suite.command}
-    with open_sandbox("docker", image=env.image, pool_size=1) as sandbox:
+    with open_sandbox("docker", image=env.image, pool_size=1, limits=SUITE_LIMITS) as sandbox:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(env.pythonpath), timeout)
         at_bug, at_fix = cached_runs(cache, key, lambda: (runner.run(env.with_generated(base.files)),
                                                           runner.run(env.with_generated(fix))))

@@ -9,7 +9,7 @@ from dataclasses import replace
 
 import docker
 
-from sandbox import Sandbox, open_sandbox
+from sandbox import Limits, Sandbox, open_sandbox
 from sandbox.containers import connect
 from sandbox.image import PYTHONS
 
@@ -23,6 +23,8 @@ from .result import FixResult
 from .types import Checkout
 
 POOL_SIZE = 2
+# a project's whole suite in one process holds more than a candidate function's tests: a CI runner has 7 GB
+SUITE_LIMITS = Limits(memory_mb=4096, pids=512)
 
 
 def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_base: str | None = None,
@@ -36,7 +38,7 @@ def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_bas
     llm = LazyModel(model, api_base=api_base, api_key=api_key, say=say)
     try:
         with ExitStack() as sandboxes:
-            sandbox = sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE))
+            sandbox = sandboxes.enter_context(_suite_sandbox(env.image))
             run = FixRun(llm=llm, sandbox=sandbox, pythonpath=env.pythonpath, setup_s=env.setup_s, say=say,
                          floors=env.floors, python=env.python.version, older=older_pythons(env.python.version),
                          rebuild=_rebuilder(client, checkout, request, sandboxes, say) if env.floors else None,
@@ -59,7 +61,7 @@ def _rebuilder(client: docker.DockerClient, checkout: Checkout, request: EnvRequ
         except DependencyInstallFailed as exc:
             say(f"  that does not install ({exc.last_line}); keeping the newest versions")
             return None
-        return sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE))
+        return sandboxes.enter_context(_suite_sandbox(env.image))
     return rebuild
 
 
@@ -74,9 +76,13 @@ def _changed(client: docker.DockerClient, checkout: Checkout, request: EnvReques
         except UserError as exc:
             say(f"  that does not build ({getattr(exc, 'last_line', '') or str(exc).splitlines()[0]})")
             return None
-        return sandboxes.enter_context(open_sandbox("docker", image=env.image, pool_size=POOL_SIZE)), \
+        return sandboxes.enter_context(_suite_sandbox(env.image)), \
             env.python.version
     return build
+
+
+def _suite_sandbox(image: str) -> Sandbox:
+    return open_sandbox("docker", image=image, pool_size=POOL_SIZE, limits=SUITE_LIMITS)
 
 
 def older_pythons(python: str) -> tuple[str, ...]:
