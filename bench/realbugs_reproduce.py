@@ -21,7 +21,7 @@ from pathlib import Path
 
 from common import aligned
 from realbugs_corpus import Bug, Bundles, suite_command
-from realbugs_score import SuiteRunner, cached_runs, judge, tree_files
+from realbugs_score import SuiteRunner, cached_runs, judge, runs_key, tree_files
 from rows import append_row
 
 from bot.errors import UserError
@@ -150,7 +150,7 @@ def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sin
     row.update(set_up=True, reuse_s=reuse_s, reused=not second.built and second.image == first.image)
     with open_sandbox("docker", image=first.image, pool_size=1, limits=SUITE_LIMITS) as sandbox:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(first.pythonpath), 1200.0)
-        runs = cached_runs(cache, {"image": first.image, "command": suite.command},
+        runs = cached_runs(cache, runs_key(first.image, suite.command),
                            lambda: (runner.run(first.with_generated(at_bug.files)),
                                     runner.run(first.with_generated(at_fix))))
     verdict = judge(bug, False, *runs, None, None)

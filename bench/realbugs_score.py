@@ -320,6 +320,15 @@ class SuiteRunner:
         return SuiteOutcome.of(run)
 
 
+RUNS = 2  # how the judge runs a suite (limits, by module): a change here never reuses the runs of another
+
+
+def runs_key(image: str, command: str) -> dict:
+    """What the runs at bug-N and fix-N depend on: the environment's image (its id: a tag can move), the command,
+    and how the judge runs them."""
+    return {"image": image, "command": command, "runs": RUNS, "memory_mb": SUITE_LIMITS.memory_mb}
+
+
 def cached_runs(cache: Path | None, key: dict, compute) -> tuple[SuiteOutcome, SuiteOutcome]:
     """The runs at bug-N and fix-N from `cache` when it holds them for `key`, else computed and kept there."""
     if cache is not None and cache.exists():
@@ -349,7 +358,7 @@ def _score(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed:
         applies = _apply(patch, root)
         patched = tree_files(root) if applies else None
     env = prepare_environment(base, bug.env_request(base.root), client=client, log=lambda _m: None)  # as fixbot
-    key = {"image": env.image, "command": suite.command}
+    key = runs_key(env.image, suite.command)
     with open_sandbox("docker", image=env.image, pool_size=1, limits=SUITE_LIMITS) as sandbox:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(env.pythonpath), timeout)
         at_bug, at_fix = cached_runs(cache, key, lambda: (runner.run(env.with_generated(base.files)),
