@@ -2,6 +2,7 @@
 bench/RESULTS.md, and fixbot runs that end with their bench."""
 from __future__ import annotations
 
+import os
 import re
 import signal
 import subprocess
@@ -80,7 +81,10 @@ def stop_child(proc: subprocess.Popen, wait_s: float) -> None:
         try:
             proc.wait(wait_s)
         except subprocess.TimeoutExpired:
-            proc.kill()
+            try:  # its own session (start_new_session): the kill takes its children (a model server) with it
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
             proc.wait()
 
 

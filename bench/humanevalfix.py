@@ -52,6 +52,11 @@ def parse_args(argv: list[str] | None) -> Namespace:
     return args
 
 
+def parser_error(message: str) -> None:
+    print(f"humanevalfix.py: error: {message}", file=sys.stderr)
+    raise SystemExit(2)
+
+
 def row_of(result: dict, head: dict, protocol: str, eval_args: list[str]) -> dict:
     overfit = result["visible_passed"] and not result["passed"]
     return {**head, "task_id": result["task_id"], "bug_type": result["bug_type"], "protocol": protocol,
@@ -67,6 +72,12 @@ def main(argv: list[str] | None = None) -> int:
     out = (args.out / f"{args.protocol}-{commit}").expanduser()
     rows = rows_path(bench, commit, out)
     done = read_rows(rows, "task_id")
+    others = {tuple(r["eval_args"]) for r in done.values()} - {tuple(args.eval_args)}
+    if others:
+        parser_error(f"{rows} holds rows of `fixbot eval {' '.join(sorted(others)[0])}`, not "
+                     f"`{' '.join(args.eval_args)}`: one rows file, one configuration")
+    if "--model" in args.more and not args.no_speed:
+        parser_error("--model in the eval's arguments: give --no-speed (the speed line measures the bundled model)")
     speed = None
     if not args.no_speed:
         from agents import model_speed

@@ -136,14 +136,15 @@ def _last_line(path: Path) -> str:
 
 
 def verdict_of(score: Score) -> str:
+    """A bug that does not reproduce here is `not reproduced` whatever the patch did: its fix proves nothing."""
     v = score.verdict
     if v is None:
         return "no verdict"
     if v.regression:
         return "regression accepted"
-    if v.fixed:
-        return "fixed"
-    return "not fixed" if v.reproduced else "not reproduced"
+    if not v.reproduced:
+        return "not reproduced"
+    return "fixed" if v.fixed else "not fixed"
 
 
 def make_row(bug: Bug, suite: SuiteCommand, run: dict, score: Score, head: dict, config: dict) -> dict:
@@ -163,8 +164,11 @@ def make_row(bug: Bug, suite: SuiteCommand, run: dict, score: Score, head: dict,
 
 
 def progress_line(i: int, n: int, r: dict) -> str:
+    """One line per bug; a holdout bug's is only that it is done (its row holds the rest)."""
     def yes(v: object) -> str:
         return "-" if v is None else "yes" if v else "no"
+    if r["split"] != "dev":
+        return f"[{i}/{n}] a holdout bug: done ({r['seconds']:.0f} s)"
     line = (f"[{i}/{n}] {r['id']}: {r['verdict'].upper() if r['verdict'] != 'not fixed' else 'not fixed'} · "
             f"fixbot exit {r['exit_code']} ({r['status']}) · {r['seconds']:.0f} s · {r['model_calls']} model call(s)"
             f"{' · made by ' + ', '.join(r['made_by']) if r['made_by'] else ''} · same functions "
@@ -258,10 +262,29 @@ def parse_args(argv: list[str] | None) -> Namespace:
 def run_bugs(todo: list[Bug], args: Namespace, rows: Path, head: dict, config: dict, say) -> None:
     bundles = Bundles(args.data, args.out / "clones")
     for i, bug in enumerate(todo, 1):
-        say(f"[{i}/{len(todo)}] {bug.id}: fixbot fix ... (log: {args.out / 'bugs' / bug.id / 'fixbot.log'})")
-        row = bench_bug(bug, bundles, args, {**head, "date": time.strftime("%Y-%m-%d %H:%M")}, config)
+        shown = bug.id if bug.split == "dev" else "a holdout bug"
+        say(f"[{i}/{len(todo)}] {shown}: fixbot fix ...")
+        stamped = {**head, "date": time.strftime("%Y-%m-%d %H:%M")}
+        try:
+            row = bench_bug(bug, bundles, args, stamped, config)
+        except (KeyboardInterrupt, Interrupted):
+            raise
+        except Exception as exc:  # the bench's own failure on this bug (git, Docker): a row says so, the rest run
+            row = failed_row(bug, stamped, config, exc)
         append_row(rows, row)
         say(progress_line(i, len(todo), row))
+
+
+def failed_row(bug: Bug, head: dict, config: dict, exc: Exception) -> dict:
+    """The row of a bug the bench could not run at all, with why."""
+    error = f"{type(exc).__name__}: {' '.join(str(exc).split())}"[:300]
+    return {**head, **config, "id": bug.id, "project": bug.project, "split": bug.split, "verdict": "no verdict",
+            "reproduced": None, "why_not_reproduced": "", "judge_error": error, "suite": {}, "exit_code": None,
+            "status": "bench error", "message": "", "reason": error, "seconds": 0.0, "overran": False,
+            "model_calls": 0, "made_by": [], "stubs_written": 0, "patch_lines": 0, "patch_applies": None,
+            "exposing_pass": None, "regressions": [], "flaky_with_patch": [], "set_aside": {}, "files": [],
+            "developer_files": [], "functions": [], "developer_functions": [], "same_functions": None,
+            "identical": None, "judge_seconds": 0.0, "user_setup": list(bug.setup)}
 
 
 def main(argv: list[str] | None = None) -> int:

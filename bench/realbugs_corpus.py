@@ -64,7 +64,7 @@ class Bug:
                 args = TestCommand.parse(command).pytest_args(files)
             except UserError:
                 return self
-            ids += [a for a in args if "::" in a and not a.startswith("-")]
+            ids += [a for a in args if not a.startswith("-") and ("::" in a or a in files)]
         return replace(self, pytest_ids=tuple(dict.fromkeys(ids))) if ids else self
 
     def env_request(self, root: str | Path) -> EnvRequest:

@@ -6,7 +6,8 @@ developers' `fix-N`. A bug is
 
   set up       both prepare_environment calls returned an image;
   reproduced   every exposing test fails at bug-N and passes at fix-N; otherwise the row says why in one line,
-               its `cause` one of: environment, network, files (a file neither snapshot holds), set-up.
+               its `cause` one of: environment, network, files (a file neither snapshot holds), bug-N (the exposing
+               tests do not fail before the fix here), set-up.
 
 Rows go to bench/results/reproduce-COMMIT.jsonl (bench/rows.py), resumable like the fixing mode's; the suite's
 runs are kept where the fixing mode reads them (OUT/bugs/ID/suite-runs.json), so a reproduction run makes the
@@ -97,8 +98,9 @@ def _timed(checkout: Checkout, request: EnvRequest, client, log) -> tuple[Enviro
 
 
 def cause_of(why: str) -> str:
-    """The class of a one-line reason: network, set-up, files (the snapshots lack one), or environment."""
-    return why.split(":", 1)[0] if why.startswith(("network:", "set-up:", "files:")) else "environment"
+    """The class of a one-line reason: network, set-up, files (the snapshots lack one), bug-N (the exposing tests
+    do not fail before the fix), or environment."""
+    return why.split(":", 1)[0] if why.startswith(("network:", "set-up:", "files:", "bug-N:")) else "environment"
 
 
 def reproduce_bug(bug: Bug, bundles: Bundles, where: Path, *, client, request: EnvRequest | None = None,
@@ -150,7 +152,7 @@ def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sin
     row.update(set_up=True, reuse_s=reuse_s, reused=not second.built and second.image == first.image)
     with open_sandbox("docker", image=first.image, pool_size=1, limits=SUITE_LIMITS) as sandbox:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(first.pythonpath), 1200.0)
-        runs = cached_runs(cache, runs_key(first.image, suite.command),
+        runs = cached_runs(cache, runs_key(client.images.get(first.image).id, suite.command, 1200.0),
                            lambda: (runner.run(first.with_generated(at_bug.files)),
                                     runner.run(first.with_generated(at_fix))))
     verdict = judge(bug, False, *runs, None, None)
@@ -192,7 +194,8 @@ def run_reproductions(todo: list[Bug], bundles: Bundles, out: Path, rows: Path, 
 # --- the summary ---------------------------------------------------------------------------------------------
 
 COLUMNS = (("bugs", "total"), ("set up", "set_up"), ("reproduced", "reproduced"), ("environment", "environment"),
-           ("network", "network"), ("files", "files"), ("set-up failed", "set-up"), ("Python", "pythons"),
+           ("network", "network"), ("files", "files"), ("not failing at bug-N", "bug-N"), ("set-up failed", "set-up"),
+           ("Python", "pythons"),
            ("median set-up s", "median_setup_s"), ("max reuse s", "max_reuse_s"))
 
 
@@ -201,7 +204,7 @@ def _row(rows: list[dict]) -> dict:
     causes = Counter(r["cause"] for r in rows if not r["reproduced"])
     pythons = Counter(r["python"] for r in rows if r["python"])
     return {"total": len(rows), "set_up": len(ready), "reproduced": sum(bool(r["reproduced"]) for r in rows),
-            **{c: causes.get(c, 0) for c in ("environment", "network", "files", "set-up")},
+            **{c: causes.get(c, 0) for c in ("environment", "network", "files", "bug-N", "set-up")},
             "pythons": ", ".join(f"{v} ({n})" for v, n in sorted(pythons.items())) or "-",
             "median_setup_s": round(statistics.median([r["setup_s"] for r in ready]), 1) if ready else None,
             "max_reuse_s": max((r["reuse_s"] for r in ready), default=None)}

@@ -149,7 +149,7 @@ def why_not_reproduced(bug: Bug, at_bug: SuiteOutcome, at_fix: SuiteOutcome) -> 
     """One line: the first exposing test that does not pass at fix-N (the network, or the environment, with its
     error), else the first that does not fail at bug-N."""
     for test in bug.pytest_ids:
-        if covers((test,), at_fix.passed):
+        if covers((test,), at_fix.passed) and not members(test, at_fix.failed):
             continue
         module = test.partition("::")[0]
         if any(t == test or _base(t) == test or t == module for t in at_fix.network):
@@ -162,7 +162,7 @@ def why_not_reproduced(bug: Bug, at_bug: SuiteOutcome, at_fix: SuiteOutcome) -> 
         return f"environment: {test} {_status(test, at_fix)} at fix-N too" + (f": {error}" if error else "")
     for test in bug.pytest_ids:
         if not failed_in((test,), at_bug.failed):
-            return f"the exposing test {test} {_status(test, at_bug)} at bug-N"
+            return f"bug-N: the exposing test {test} {_status(test, at_bug)} at bug-N"
     return ""
 
 
@@ -316,17 +316,18 @@ class SuiteRunner:
         if (run.timed_out or run.oom_killed) and not select:
             run = run_by_module(self.sandbox, files, self.command, pythonpath=self.pythonpath,
                                 test_timeout=TEST_TIMEOUT_S, deadline=time.monotonic() + 2 * self.timeout,
-                                coverage=False)
+                                coverage=False) or run
         return SuiteOutcome.of(run)
 
 
 RUNS = 2  # how the judge runs a suite (limits, by module): a change here never reuses the runs of another
 
 
-def runs_key(image: str, command: str) -> dict:
+def runs_key(image_id: str, command: str, timeout: float) -> dict:
     """What the runs at bug-N and fix-N depend on: the environment's image (its id: a tag can move), the command,
-    and how the judge runs them."""
-    return {"image": image, "command": command, "runs": RUNS, "memory_mb": SUITE_LIMITS.memory_mb}
+    and how the judge runs them (its limits and time limits)."""
+    return {"image": image_id, "command": command, "runs": RUNS, "limits": asdict(SUITE_LIMITS),
+            "timeout": timeout, "test_timeout": TEST_TIMEOUT_S}
 
 
 def cached_runs(cache: Path | None, key: dict, compute) -> tuple[SuiteOutcome, SuiteOutcome]:
@@ -358,7 +359,7 @@ def _score(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed:
         applies = _apply(patch, root)
         patched = tree_files(root) if applies else None
     env = prepare_environment(base, bug.env_request(base.root), client=client, log=lambda _m: None)  # as fixbot
-    key = runs_key(env.image, suite.command)
+    key = runs_key(client.images.get(env.image).id, suite.command, timeout)
     with open_sandbox("docker", image=env.image, pool_size=1, limits=SUITE_LIMITS) as sandbox:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(env.pythonpath), timeout)
         at_bug, at_fix = cached_runs(cache, key, lambda: (runner.run(env.with_generated(base.files)),

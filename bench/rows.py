@@ -2,8 +2,9 @@
 one ends (so an interrupted run resumes where it stopped) and committed with the code.
 
 Every row carries `bench`, `commit` (the code it measured), `date` and `speed` (the model's speed line on the
-machine that ran it: machines of one kind differ up to 4x). A run whose fixbot code (bot/, sandbox/, eval/) differs
-from its commit is no headline: its rows go to the run's own output directory instead, named `+dirty`."""
+machine that ran it: machines of one kind differ up to 4x). A run whose code (fixbot's bot/, sandbox/, eval/, and
+the benches that judge it, bench/) differs from its commit is no headline: its rows go to the run's own output
+directory instead, named `+dirty`."""
 from __future__ import annotations
 
 import json
@@ -14,7 +15,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 RESULTS = REPO / "bench" / "results"
-CODE = ("bot", "sandbox", "eval")  # what a row measures; the benches and docs may change beside it
+CODE = ("bot", "sandbox", "eval", "bench")  # what a row measures: fixbot and the judge; docs may change beside it
 
 
 def _git(*args: str) -> str:

@@ -16,7 +16,7 @@ import tables
 from realbugs_corpus import BenchError, Bug, Bundles, SuiteCommand, load_manifest, select, suite_command
 from realbugs_report import console_table, summarize
 from realbugs_score import SetAside, SuiteOutcome, changed_spans, identical, judge, score_bug, spans_between, tree_files
-from rows import append_row, code_commit, read_rows, rows_path
+from rows import append_row, code_commit, read_rows, rows_path, stamp
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -235,7 +235,7 @@ def test_why_a_bug_does_not_reproduce_is_one_line():
     assert why == "environment: t/test_a.py::test_x fails at fix-N too: ModuleNotFoundError: No module named 'yaml'"
     passing = outcome(passed={"t/test_a.py::test_x"})
     assert judge(BUG, False, passing, passing, None, None).why_not == \
-        "the exposing test t/test_a.py::test_x passes at bug-N"
+        "bug-N: the exposing test t/test_a.py::test_x passes at bug-N"
     # a module of the fix commit's tests that imports what only the fix adds fails as a whole at bug-N: reproduced
     assert judge(BUG, False, outcome(failed={"t/test_a.py"}), passing, None, None).reproduced
 
@@ -461,3 +461,15 @@ def test_bugsinpys_unittest_names_are_resolved_in_the_checkout_and_a_class_judge
     at_fix = outcome(passed={f"{cls}::test_a", f"{cls}::test_b"})
     assert judge(resolved, True, at_bug, at_fix, at_fix, True).fixed
     assert not judge(resolved, True, at_bug, at_bug, None, None).reproduced
+
+
+def test_a_holdout_bugs_progress_line_says_only_that_it_is_done_and_a_bench_error_is_a_row():
+    line = realbugs.progress_line(3, 9, ROWS[-1])
+    assert line == "[3/9] a holdout bug: done (100 s)" and "proj-8" not in line
+    bug = Bug("p-1", "p", 1, ("t.py",), ("t.py::a",), ("a.py",))
+    config = {"model": "m", "wall": 1.0, "fixbot_args": []}
+    failed = realbugs.failed_row(bug, stamp("realbugs", "abc1234", None), config,
+                                 RuntimeError("git worktree add failed\nfatal: x"))
+    assert failed["verdict"] == "no verdict"
+    assert failed["judge_error"] == "RuntimeError: git worktree add failed fatal: x"
+    assert summarize([failed])["no_verdict"] == {"p-1": failed["judge_error"]}

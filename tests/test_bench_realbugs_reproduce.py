@@ -49,8 +49,8 @@ def test_reproduce_only_sets_up_runs_the_whole_suite_explains_and_resumes(shared
     assert "python-toolbox" in {canonicalize_name(line.partition("==")[0]) for line in lock}, lock
     # Its bug is a write in the locale's encoding (the fix adds encoding='utf-8'): in the sandbox's UTF-8 locale
     # the exposing test passes at bug-1, and the row says exactly that.
-    assert not ps["reproduced"] and ps["cause"] == "environment"
-    assert ps["why_not_reproduced"] == "the exposing test tests/test_chinese.py::test_chinese passes at bug-N"
+    assert not ps["reproduced"] and ps["cause"] == "bug-N"
+    assert ps["why_not_reproduced"] == "bug-N: the exposing test tests/test_chinese.py::test_chinese passes at bug-N"
     assert "PySnooper-1: NOT REPRODUCED" in first.stderr
     assert not (out / "bugs" / "youtube-dl-1" / "bug").exists()  # the worktrees are gone
     summary = json.loads(first.stdout)

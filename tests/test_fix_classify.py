@@ -76,3 +76,14 @@ def test_causes_gather_their_tests_and_only_the_failing_tests_count():
     assert cause.kind == "missing-module" and cause.tests == ("tests/test_cart.py::t0", "tests/test_cart.py::t1")
     assert cause.line() == ("the test environment has no module yaml (2 test(s)): declare it in the project's test "
                             "requirements, or --setup 'pip install pyyaml'")
+
+
+def test_a_name_the_standard_library_may_have_added_is_not_called_removed_and_the_projects_test_package_is_code():
+    added = classify_one(failure("ImportError", "cannot import name 'ParamSpec' from 'typing'"),
+                         Setting(FILES, "3.9"))
+    assert added is not None and added[0] == "python-version"
+    toml = classify_one(failure("ModuleNotFoundError", "No module named 'tomllib'"), Setting(FILES, "3.9"))
+    assert toml == ("python-version", "Python 3.9 has no module tomllib (added in 3.11)", "--python 3.11 or newer")
+    ours = Setting({**FILES, "test/helper.py": b"", "test/__init__.py": b""}, "3.11", ("3.9",))
+    assert classify_one(failure("ImportError", "cannot import name 'fake_ydl' from 'test.helper'"), ours) is None
+    assert classify_one(failure("AttributeError", "module 'test.helper' has no attribute 'x'"), ours) is None

@@ -41,8 +41,10 @@ def test_modules(files: Mapping[str, bytes], command: TestCommand, pythonpath: S
     return sorted(p for p in files if is_test(p) and under(p))
 
 
-def merged(command: tuple[str, ...], runs: Sequence[TestRun], hung: Sequence[tuple[str, TestRun]]) -> TestRun:
-    """One run of the module runs; each module in `hung` is a failing test of its own, timed out."""
+def merged(command: tuple[str, ...], runs: Sequence[TestRun], hung: Sequence[tuple[str, TestRun]],
+           unrun: Sequence[str] = ()) -> TestRun:
+    """One run of the module runs; each module in `hung` is a failing test of its own, timed out; modules left
+    `unrun` at the deadline make the run one that did not finish."""
     coverage: dict[str, dict[int, frozenset[str]]] = {}
     for run in runs:
         for path, lines in (run.coverage or {}).items():
@@ -59,6 +61,7 @@ def merged(command: tuple[str, ...], runs: Sequence[TestRun], hung: Sequence[tup
                    failures=tuple(f for r in runs for f in r.failures) + tuple(stuck),
                    duration_s=sum(r.duration_s for r in runs) + sum(r.duration_s for _, r in hung),
                    output="\n".join(r.output[-2000:] for r in (*runs, *(r for _, r in hung))),
+                   timed_out=bool(unrun),
                    coverage=coverage if any(r.coverage is not None for r in runs) else None,
                    durations={k: v for r in runs for k, v in r.durations.items()},
                    timeouts=frozenset().union(*(r.timeouts for r in runs), (m for m, _ in hung)),
@@ -67,15 +70,20 @@ def merged(command: tuple[str, ...], runs: Sequence[TestRun], hung: Sequence[tup
 
 
 def run_by_module(sandbox: Sandbox, files: Mapping[str, bytes], command: TestCommand, *,
-                  pythonpath: Sequence[str], test_timeout: float, deadline: float, coverage: bool) -> TestRun:
-    """The suite run one test module at a time, merged (see the module doc)."""
+                  pythonpath: Sequence[str], test_timeout: float, deadline: float, coverage: bool) -> TestRun | None:
+    """The suite run one test module at a time, merged (see the module doc); None when the command's paths hold
+    no test module fixbot can name (a project's own `python_files`): there is nothing to run apart."""
     modules = test_modules(files, command, pythonpath)
+    if not modules:
+        return None
     runs: list[TestRun] = []
     hung: list[tuple[str, TestRun]] = []
     pool = max(1, int(getattr(sandbox, "pool_size", 1)))
+    unrun: list[str] = []
     for start in range(0, len(modules), pool):
         left = deadline - time.monotonic()
         if left <= 1:
+            unrun = modules[start:]
             break
         batch = modules[start:start + pool]
         jobs = [pytest_job(files, command, pythonpath=pythonpath, select=(m,), coverage=coverage,
@@ -84,4 +92,4 @@ def run_by_module(sandbox: Sandbox, files: Mapping[str, bytes], command: TestCom
             run = read_run(job, result, strict=False)
             (hung.append((module, run)) if run.timed_out or run.oom_killed else runs.append(run))
     argv = ("python3", "-m", "pytest", *command.pytest_args(files, pythonpath=pythonpath))
-    return merged(argv, runs, hung)
+    return merged(argv, runs, hung, unrun)

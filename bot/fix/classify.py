@@ -4,6 +4,7 @@ A test fails in the project's code (the default: it is repaired), or because of 
 no change of the project's code should paper over:
   removed-stdlib   a name or module this Python's standard library no longer has (`collections.Mapping`, `imp`):
                    the project was written for an older Python;
+  python-version   another name the standard library lacks, or a module a newer Python added (`tomllib`);
   python-syntax    code that older Pythons parsed (`async` as a name, a print statement);
   missing-module   an import of a module the environment does not have and the checkout does not define;
   dependency-api   a name today's release of a dependency no longer has (`cannot import name X from dep`);
@@ -28,14 +29,34 @@ from typing import Literal
 
 from bot.failures import Failure
 
-CauseKind = Literal["removed-stdlib", "python-syntax", "missing-module", "dependency-api", "dependency-error",
-                    "system-library", "tool"]
+CauseKind = Literal["removed-stdlib", "python-version", "python-syntax", "missing-module", "dependency-api",
+                    "dependency-error", "system-library", "tool"]
 SITE_DIRS = ("/site-packages/", "/dist-packages/")
 # modules the standard library dropped, by the first Python without them (PEPs 594, 632 and the 3.12 removals)
 REMOVED_MODULES = {**{m: "3.12" for m in ("distutils", "imp", "asynchat", "asyncore", "smtpd")},
                    **{m: "3.13" for m in ("cgi", "cgitb", "crypt", "imghdr", "mailcap", "msilib", "nis", "nntplib",
                                           "ossaudiodev", "pipes", "sndhdr", "spwd", "sunau", "telnetlib", "uu",
                                           "xdrlib", "audioop", "chunk", "lib2to3")}}
+# names the standard library dropped, by module (the ones old projects use): anything else a stdlib module lacks may
+# as well be a name a newer Python added (typing.ParamSpec on 3.9)
+REMOVED_NAMES = {"collections": frozenset({"Mapping", "MutableMapping", "Sequence", "MutableSequence", "Set",
+                                           "MutableSet", "Iterable", "Iterator", "Callable", "Hashable", "Sized",
+                                           "Container", "Awaitable", "Coroutine", "Generator",
+                                           "KeysView", "ItemsView", "ValuesView", "MappingView", "ByteString"}),
+                 "inspect": frozenset({"getargspec", "formatargspec", "getmoduleinfo"}),
+                 "time": frozenset({"clock"}), "cgi": frozenset({"escape", "parse_qs", "parse_qsl"}),
+                 "base64": frozenset({"encodestring", "decodestring"}),
+                 "platform": frozenset({"linux_distribution", "dist", "popen"}),
+                 "asyncio": frozenset({"async", "coroutine"}), "gettext": frozenset({"lgettext", "ldgettext"}),
+                 "configparser": frozenset({"SafeConfigParser", "readfp"}),
+                 "ssl": frozenset({"wrap_socket", "match_hostname", "RAND_pseudo_bytes"}),
+                 "unittest": frozenset({"makeSuite", "findTestCases", "getTestCaseNames", "_TextTestResult"}),
+                 "pkgutil": frozenset({"ImpImporter", "ImpLoader"}), "locale": frozenset({"format"}),
+                 "sys": frozenset({"setcheckinterval", "getcheckinterval"}), "os": frozenset({"getcwdu"}),
+                 "string": frozenset({"maketrans", "letters", "lowercase", "uppercase"}),
+                 "html.parser": frozenset({"HTMLParseError"}), "array": frozenset({"tostring", "fromstring"})}
+# modules the standard library added, by the first Python with them
+ADDED_MODULES = {"tomllib": "3.11", "graphlib": "3.9", "zoneinfo": "3.9"}
 # distributions whose import name differs from the name to install
 DISTRIBUTIONS = {"pkg_resources": "setuptools<81", "yaml": "pyyaml", "dateutil": "python-dateutil",
                  "bs4": "beautifulsoup4", "PIL": "pillow", "sklearn": "scikit-learn", "attr": "attrs"}
@@ -106,6 +127,9 @@ def _import_cause(message: str, s: Setting) -> tuple[CauseKind, str, str] | None
         if s.project_module(module):
             return None
         top = module.split(".")[0]
+        if top in ADDED_MODULES and _version(s.python) < _version(ADDED_MODULES[top]):
+            return ("python-version", f"Python {s.python} has no module {top} (added in {ADDED_MODULES[top]})",
+                    f"--python {ADDED_MODULES[top]} or newer")
         if top in REMOVED_MODULES and _version(s.python) >= _version(REMOVED_MODULES[top]):
             return ("removed-stdlib", f"Python {s.python} has no module {top} (removed in {REMOVED_MODULES[top]})",
                     s.older_python(REMOVED_MODULES[top]))
@@ -118,11 +142,14 @@ def _import_cause(message: str, s: Setting) -> tuple[CauseKind, str, str] | None
 
 
 def _missing_name(module: str, name: str, s: Setting) -> tuple[CauseKind, str, str] | None:
-    if s.project_module(module) and not _stdlib(module):
-        return None  # the project lacks it: code (bot/fix/missing.py writes a stub)
-    if _stdlib(module):
+    if s.project_module(module):
+        return None  # the project lacks it (its own package, even one named like a stdlib module): the code's
+    if name in REMOVED_NAMES.get(module, ()):
         return ("removed-stdlib", f"the standard library of Python {s.python} has no {module}.{name}",
                 s.older_python())
+    if _stdlib(module):
+        return ("python-version", f"the standard library of Python {s.python} has no {module}.{name}",
+                "--python the version the project's CI used")
     return ("dependency-api", f"today's release of {module.split('.')[0]} has no {module}.{name}",
             "--as-of the failing commit's date, or pin an older release with --setup")
 

@@ -42,6 +42,11 @@ PIP_ENV = {"PIP_NO_INPUT": "1", "PIP_PROGRESS_BAR": "off", "PIP_DISABLE_PIP_VERS
            "PIP_ROOT_USER_ACTION": "ignore", "PIP_BREAK_SYSTEM_PACKAGES": "1"}
 # pip 25.1 brought --group (PEP 735); `pip inspect` and `--report` are older. Debian bullseye ships pip 20.3.
 PIP_UPGRADE = (*PIP, "install", "pip>=25.1")  # no --upgrade: trixie's own pip 25.1 cannot be uninstalled
+# --uploaded-prior-to came with pip 26; beside a Debian pip that cannot be uninstalled, into /usr/local
+PIP_DATED = (*PIP, "install", "--ignore-installed", "pip>=26")
+# what pip says when the index, not the requirements, failed: a build that fails so may work next time
+TRANSIENT = re.compile(r"ConnectionError|Read timed out|Max retries exceeded|Temporary failure in name resolution|"
+                       r"Could not fetch URL|HTTP error 5\d\d|ProxyError|Connection reset")
 
 
 def lock_tag(python: str, lock: Sequence[str]) -> str:
@@ -53,10 +58,12 @@ def lock_tag(python: str, lock: Sequence[str]) -> str:
 class DependencyInstallFailed(UserError):
     """The project or its declared dependencies could not be installed; the message quotes pip."""
 
-    def __init__(self, message: str, last_line: str = "", needs_compiler: bool = False) -> None:
+    def __init__(self, message: str, last_line: str = "", needs_compiler: bool = False,
+                 transient: bool = False) -> None:
         super().__init__(message)
         self.last_line = last_line
         self.needs_compiler = needs_compiler  # a dependency compiles from source and the build had no C toolchain
+        self.transient = transient  # the index failed, not the requirements: not to be remembered as a failure
 
 
 # what a build without a C toolchain says when a dependency compiles from source
@@ -75,7 +82,8 @@ def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
                 "(PIP_INDEX_URL=https://USER:TOKEN@HOST/simple) or install with the `setup` commands")
     return DependencyInstallFailed(f"setting up the test environment failed: {what} {why}:\n{quoted}{hint}",
                                    last_line=tail[-1].strip() if tail else why,
-                                   needs_compiler=bool(NO_COMPILER.search(result.output)))
+                                   needs_compiler=bool(NO_COMPILER.search(result.output)),
+                                   transient=result.timed_out or bool(TRANSIENT.search(result.output)))
 
 
 def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str, ...]:
@@ -152,7 +160,7 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
     checkout's imports, uninstall the project itself; return the lock of what stays installed and the imports
     that failed inside it."""
     log("environment: upgrading pip in the build container")
-    _run(box, PIP_UPGRADE, "upgrading pip")
+    _run(box, PIP_DATED if as_of else PIP_UPGRADE, "upgrading pip")
     for index, step in enumerate(plan.steps):
         log(f"environment: installing {step.what}")
         try:

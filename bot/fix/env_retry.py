@@ -17,25 +17,29 @@ OLDER_PYTHON = frozenset({"removed-stdlib", "python-syntax"})
 DATED = frozenset({"dependency-api", "dependency-error", "missing-module"})
 
 
-def changes(found: Reproduced, ctx: FixRun) -> list[EnvChange]:
-    """What to try for the causes found: an older Python, then the failing commit's date."""
-    kinds = {c.kind for c in found.environment}
-    tried: list[EnvChange] = []
-    if kinds & OLDER_PYTHON and ctx.older:
-        tried.append(EnvChange(python=ctx.older[0]))
-    if kinds & DATED and ctx.commit_date and not ctx.as_of:
-        tried.append(EnvChange(as_of=ctx.commit_date))
-    return tried
+def next_change(found: Reproduced, ctx: FixRun, held: tuple[str, ...], tried: set[str]) -> EnvChange | None:
+    """What to try for the causes found, on top of the environment in use (its Python, date and pins): an older
+    Python, then the failing commit's date; None when nothing is left."""
+    kinds = {c.kind for c in found.environment if c.tests}
+    if kinds & OLDER_PYTHON and ctx.older and "python" not in tried:
+        return EnvChange(python=ctx.older[0], as_of=ctx.as_of, hold_back=held, what=f"Python {ctx.older[0]}")
+    if kinds & DATED and ctx.commit_date and not ctx.as_of and "date" not in tried:
+        return EnvChange(python=ctx.python, as_of=ctx.commit_date, hold_back=held,
+                         what=f"nothing uploaded after {ctx.commit_date}")
+    return None
 
 
-def with_remedied(ctx: FixRun, found: Reproduced, reproduce_in: Callable[[FixRun], Reproduced]
-                  ) -> tuple[Reproduced, tuple[EnvChange, ...]]:
-    """`found`, or the reproduction in another environment where more of the suite passes (see the module doc)."""
+def with_remedied(ctx: FixRun, found: Reproduced, reproduce_in: Callable[[FixRun], Reproduced],
+                  held: tuple[str, ...] = ()) -> tuple[Reproduced, tuple[EnvChange, ...]]:
+    """`found`, or the reproduction in another environment where more of the suite passes (see the module doc);
+    `held`: the pins the environment in use holds back (bot/fix/hold_back.py), kept in every rebuild."""
     used: list[EnvChange] = []
     rebuild = ctx.rebuild_as
     if rebuild is None:
         return found, ()
-    for change in changes(found, ctx):
+    tried: set[str] = set()
+    while (change := next_change(found, ctx, held, tried)) is not None:
+        tried.add("python" if change.python != ctx.python else "date")
         ctx.say(f"  {sum(len(c.tests) for c in found.environment)} failing test(s) fail because of the "
                 f"environment: building it again with {change.describe()}")
         built = rebuild(change)
@@ -43,7 +47,7 @@ def with_remedied(ctx: FixRun, found: Reproduced, reproduce_in: Callable[[FixRun
             ctx.say(f"  with {change.describe()}, the environment does not build: keeping this one")
             continue
         sandbox, python = built
-        kept = (ctx.sandbox, ctx.python, ctx.older, ctx.as_of)
+        kept = (ctx.sandbox, ctx.python, ctx.older, ctx.as_of, ctx.by_module)
         ctx.sandbox, ctx.python = sandbox, python
         ctx.older = tuple(v for v in ctx.older if _key(v) < _key(python))
         ctx.as_of = change.as_of or ctx.as_of
@@ -61,7 +65,7 @@ def with_remedied(ctx: FixRun, found: Reproduced, reproduce_in: Callable[[FixRun
             continue
         if again is not None:
             ctx.say(f"  with {change.describe()}, no more tests pass: keeping the environment as it was")
-        ctx.sandbox, ctx.python, ctx.older, ctx.as_of = kept
+        ctx.sandbox, ctx.python, ctx.older, ctx.as_of, ctx.by_module = kept
         sandbox.close()
     return found, tuple(used)
 

@@ -195,6 +195,8 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
                                         attempt.as_of, log, done)
             except DependencyInstallFailed as failure:
                 exc = failure
+                if exc.transient:  # the index failed: another way to build would fail the same way
+                    raise
                 client.images.get(base).tag(*(tag + (FAILED_COMPILER if exc.needs_compiler else FAILED)).split(":"))
         first = first or exc
         following = _next_attempt(attempt, exc, request, plan)

@@ -361,7 +361,7 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
                          deadline=deadline)
 
     found, work.held_back = with_held_back(ctx, reproduced(ctx), reproduced)
-    found, rebuilt = with_remedied(ctx, found, reproduced)
+    found, rebuilt = with_remedied(ctx, found, reproduced, work.held_back)
     work.env_changes = tuple(change.describe() for change in rebuilt)
     work.before, work.flaky, work.test_timeout_s = found.before, found.flaky, found.test_timeout_s
     work.offline, work.lacking, work.environment = found.offline, found.lacking, found.environment
@@ -369,7 +369,8 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
     work.run = found.before
     if not found.before.failed:
         return done("nothing_to_fix", "all tests pass: nothing to fix")
-    if not found.failing and (found.offline or found.lacking or found.environment) and not found.flaky:
+    if not found.failing and (found.offline or found.lacking or any(c.tests for c in found.environment)) \
+            and not found.flaky:
         return done(*unrunnable(found))
     if not found.failing:
         return done("flaky", f"{len(found.flaky)} failing test(s) did not fail again in the sandbox: flaky, not fixed")

@@ -12,6 +12,23 @@ import sys
 TOOLS_DIR = "/opt/fixbot-tools"
 
 
+def _import_own():
+    """fixbot's own coverage.py, imported as this module is (a `-p` plugin's import, before the installed plugins'
+    entry points): an old pytest-cov that imports coverage at its load then finds fixbot's, not the pinned one."""
+    if not os.path.isdir(TOOLS_DIR) or "coverage" in sys.modules:
+        return
+    sys.path.insert(0, TOOLS_DIR)
+    try:
+        import coverage  # noqa: F401
+    except Exception:  # a broken copy: start() says so when coverage is wanted
+        pass
+    finally:
+        sys.path.remove(TOOLS_DIR)
+
+
+_import_own()
+
+
 def start(rootdir, here):
     """A started coverage.Coverage measuring `rootdir` (not `here`, the probe's own directory), or None."""
     if os.environ.get("FIXBOT_COVERAGE") != "1":
@@ -29,14 +46,8 @@ def start(rootdir, here):
 
 
 def _own_coverage():
-    if os.path.isdir(TOOLS_DIR) and "coverage" not in sys.modules:
-        sys.path.insert(0, TOOLS_DIR)
-        try:
-            import coverage
-        finally:
-            sys.path.remove(TOOLS_DIR)
-    else:
-        import coverage
+    import coverage
+
     if tuple(coverage.version_info[:1]) < (5,):
         raise ImportError("coverage %s is older than 5.0, which per-test contexts need" % coverage.__version__)
     return coverage

@@ -34,13 +34,16 @@ class SuiteCrashed(UserError):
 
 @dataclass(frozen=True)
 class EnvChange:
-    """Another environment for the same checkout: resolved as of a date, or on an older Python."""
+    """Another environment for the same checkout, whole: its Python, the date its releases were cut at, the pins
+    held back; and which of them this change is about (`what`), for people."""
 
+    python: str
     as_of: str | None = None
-    python: str | None = None
+    hold_back: tuple[str, ...] = ()
+    what: str = ""  # "Python 3.9", "nothing uploaded after 2020-01-01"
 
     def describe(self) -> str:
-        return f"Python {self.python}" if self.python else f"nothing uploaded after {self.as_of}"
+        return self.what
 
 
 @dataclass
@@ -78,12 +81,11 @@ def suite_run(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, pur
               test_timeout: float, deadline: float, select=(), coverage: bool = False) -> TestRun:
     """One run of (part of) the suite, bounded by the suite timeout and the run's deadline, logged as it ends."""
     limit = max(1.0, min(timeout, deadline - time.monotonic()))
-    if ctx.by_module and not select:
-        run = run_by_module(ctx.sandbox, files, command, pythonpath=ctx.pythonpath, test_timeout=test_timeout,
-                            deadline=deadline, coverage=coverage)
-    else:
-        run = run_tests(ctx.sandbox, files, command, pythonpath=ctx.pythonpath, select=select, coverage=coverage,
-                        timeout=limit, test_timeout=test_timeout, strict=purpose == "reproduce")
+    by_module = run_by_module(ctx.sandbox, files, command, pythonpath=ctx.pythonpath, test_timeout=test_timeout,
+                              deadline=deadline, coverage=coverage) if ctx.by_module and not select else None
+    run = by_module or run_tests(ctx.sandbox, files, command, pythonpath=ctx.pythonpath, select=select,
+                                 coverage=coverage, timeout=limit, test_timeout=test_timeout,
+                                 strict=purpose == "reproduce")
     ctx.runs.append(RunSummary.of(purpose, run))
     ctx.tests_s += run.duration_s
     hung = f", {len(run.timeouts)} timed out" if run.timeouts else ""
@@ -112,7 +114,7 @@ class Reproduced:
 
 def unrunnable(found: Reproduced) -> tuple[FixStatus, str]:
     """The outcome when every failing test was set aside for what the sandbox lacks (and none is flaky)."""
-    if found.environment:
+    if any(c.tests for c in found.environment):
         tests = sum(len(c.tests) for c in found.environment)
         return "environment", (f"{tests} failing test(s) fail because of the environment, not the code: "
                                + "; ".join(c.line() for c in found.environment))

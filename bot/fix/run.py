@@ -70,11 +70,11 @@ def _changed(client: docker.DockerClient, checkout: Checkout, request: EnvReques
     """The environment on another Python or as of a date (bot/fix/env_retry.py), as a sandbox that `sandboxes`
     closes, with the Python it runs; None when it does not build. Not for a user's own `--python` or `setup`."""
     def build(change: EnvChange) -> tuple[Sandbox, str] | None:
-        wanted = replace(request, python=change.python or request.python, as_of=change.as_of or request.as_of)
+        wanted = replace(request, python=change.python, as_of=change.as_of, hold_back=change.hold_back)
         try:
             env = prepare_environment(checkout, wanted, client=client, log=lambda m: say("  " + m))
         except UserError as exc:
-            say(f"  that does not build ({getattr(exc, 'last_line', '') or str(exc).splitlines()[0]})")
+            say(f"  that does not build ({getattr(exc, 'last_line', '') or ' '.join(str(exc).split())[:200]})")
             return None
         return sandboxes.enter_context(_suite_sandbox(env.image)), \
             env.python.version
