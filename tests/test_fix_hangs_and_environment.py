@@ -118,3 +118,19 @@ def test_a_pytest_plugin_that_does_not_load_is_left_out_and_reported(tmp_path, d
     [cause] = result.environment
     assert cause.kind == "tool" and cause.what.startswith("the pytest plugin broken does not load")
     assert cause.tests == () and "--python 3.9" in cause.remedy
+
+
+def test_a_child_process_a_test_leaves_running_does_not_keep_the_finished_run_from_ending(tmp_path, docker_client,
+                                                                                         sandbox_image):
+    """multiprocessing joins the children left running when Python exits: a test that starts a server process and
+    never stops it would hold the whole run until its time limit."""
+    from bot.fix.testrun import TestCommand, run_tests
+
+    server = ("import multiprocessing\nimport time\n\n\ndef serve():\n    time.sleep(3600)\n\n\n"
+              "def test_starts_a_server():\n    multiprocessing.Process(target=serve).start()\n")
+    root = repo(tmp_path / "lingers", {"test_server.py": server})
+    with open_sandbox("docker", image=sandbox_image) as sandbox:
+        run = run_tests(sandbox, load_checkout(root).files, TestCommand.parse("pytest"), timeout=60,
+                        test_timeout=10, strict=False)
+    assert not run.timed_out and run.passed == {"tests/test_server.py::test_starts_a_server"}
+    assert run.duration_s < 30

@@ -287,6 +287,7 @@ def _loaded_conftests(config):
 def pytest_sessionfinish(session, exitstatus):
     if any(o == "missing" for o in _outcomes.values()) and session.exitstatus in (0, 5):
         session.exitstatus = 1  # a selected test that is gone is a failure, not an empty run
+    _state["exitstatus"] = int(session.exitstatus)
 
 
 def pytest_terminal_summary(terminalreporter):
@@ -362,9 +363,24 @@ def _dump(payload, path):
     os.replace(tmp, path)  # the watchdog may write while the main thread ends: never a half-written file
 
 
+@pytest.hookimpl(trylast=True)
 def pytest_unconfigure(config):
     memory.stop()
     if _state["watchdog"] is not None:
         _state["watchdog"].set()
         _disarm()
     _write(with_coverage=True)
+    _leave_lingerers()
+
+
+def _leave_lingerers():
+    """Tests that leave a child process (multiprocessing's, which Python joins at exit) or a non-daemon thread
+    running would keep the finished run from ever ending: everything is written, so the process ends here."""
+    import multiprocessing
+
+    threads = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
+    if not threads and not multiprocessing.active_children():
+        return
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(_state.get("exitstatus", 1))
