@@ -160,6 +160,7 @@ def make_row(bug: Bug, suite: SuiteCommand, run: dict, score: Score, head: dict,
             "files": list(score.fixbot_files), "developer_files": list(score.developer_files),
             "functions": list(score.fixbot_spans), "developer_functions": list(score.developer_spans),
             "same_functions": score.same_functions, "identical": score.identical,
+            "anti_patterns": list(score.anti_patterns),
             "judge_seconds": score.seconds, "user_setup": list(bug.setup)}
 
 
@@ -284,6 +285,7 @@ def failed_row(bug: Bug, head: dict, config: dict, exc: Exception) -> dict:
             "model_calls": 0, "made_by": [], "stubs_written": 0, "patch_lines": 0, "patch_applies": None,
             "exposing_pass": None, "regressions": [], "flaky_with_patch": [], "set_aside": {}, "files": [],
             "developer_files": [], "functions": [], "developer_functions": [], "same_functions": None,
+            "anti_patterns": [],
             "identical": None, "judge_seconds": 0.0, "user_setup": list(bug.setup)}
 
 

@@ -11,7 +11,8 @@ from common import aligned
 COLUMNS = (("bugs", "total"), ("reproduced", "reproduced"), ("fixed", "fixed"), ("rate", "rate"),
            ("by search", "search"), ("by model", "model"), ("search on model", "search-on-model"),
            ("by rename", "rename"), ("identical", "identical"), ("same functions", "same_functions"),
-           ("regressions", "regressions"), ("exit 2", "exit2"), ("median s", "median_s"))
+           ("regressions", "regressions"), ("anti-pattern fixes", "anti_patterns"), ("exit 2", "exit2"),
+           ("median s", "median_s"))
 SPLITS = ("dev", "holdout")
 
 
@@ -38,6 +39,7 @@ def _row(rows: list[dict]) -> dict:
             "identical": sum(bool(r["identical"]) for r in fixed),
             "same_functions": sum(bool(r["same_functions"]) for r in fixed),
             "regressions": sum(r["verdict"] == "regression accepted" for r in rows),
+            "anti_patterns": sum(bool(r.get("anti_patterns")) for r in fixed),
             "exit2": sum(r["exit_code"] == 2 for r in rows),
             "median_s": _median([r["seconds"] for r in rows])}
 

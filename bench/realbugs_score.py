@@ -26,6 +26,7 @@ from pathlib import Path
 
 from realbugs_corpus import Bug, Bundles, SuiteCommand
 
+from bot.agent.antipatterns import anti_patterns
 from bot.errors import UserError
 from bot.fix.by_module import run_by_module
 from bot.fix.checkout import load_checkout
@@ -104,6 +105,7 @@ class Score:
     developer_spans: tuple[str, ...] = ()
     fixbot_files: tuple[str, ...] = ()
     developer_files: tuple[str, ...] = ()
+    anti_patterns: tuple[str, ...] = ()  # `path::qualname: rule` of a wrong fix the patch looks like
     seconds: float = 0.0
     error: str = ""
     counts: dict = field(default_factory=dict)  # passed/failed per version
@@ -251,6 +253,35 @@ def spans_between(base: Mapping[str, bytes], changed: Mapping[str, bytes]) -> se
     return {f"{p}::{name}" for p in paths for name in changed_spans(_text(base, p), _text(changed, p))}
 
 
+def _functions(text: str) -> dict[str, str]:
+    """Every function and method of a module by qualname, with its source."""
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return {}
+    found: dict[str, str] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                found[prefix + node.name] = ast.get_source_segment(text, node) or ""
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}.")
+    visit(tree.body, "")
+    return found
+
+
+def patch_anti_patterns(base: Mapping[str, bytes], patched: Mapping[str, bytes], tests: str) -> tuple[str, ...]:
+    """`path::qualname: rule` for each function the patch changes in a way bot/agent/antipatterns.py names."""
+    found = []
+    for path in sorted(p for p in changed_files(base, patched) if p.endswith(".py") and p in base and p in patched):
+        old, new = _functions(_text(base, path)), _functions(_text(patched, path))
+        for name in sorted(old.keys() & new.keys()):
+            if old[name] != new[name]:
+                found += [f"{path}::{name}: {rule}" for rule in anti_patterns(old[name], new[name], tests)]
+    return tuple(found)
+
+
 def _module_dump(text: str) -> str | None:
     try:
         return ast.dump(ast.parse(text))
@@ -379,7 +410,9 @@ def _score(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed:
     if patched is None:
         return score
     mine = spans_between(base.files, patched)
+    tests = "\n".join(_text(base.files, t) for t in bug.test_files if t.endswith(".py"))
     return Score(**{**score.__dict__, "same_functions": mine == theirs,
+                    "anti_patterns": patch_anti_patterns(base.files, patched, tests),
                     "identical": identical(base.files, patched, fix), "fixbot_spans": tuple(sorted(mine)),
                     "fixbot_files": tuple(sorted(changed_files(base.files, patched)))})
 

@@ -473,3 +473,13 @@ def test_a_holdout_bugs_progress_line_says_only_that_it_is_done_and_a_bench_erro
     assert failed["verdict"] == "no verdict"
     assert failed["judge_error"] == "RuntimeError: git worktree add failed fatal: x"
     assert summarize([failed])["no_verdict"] == {"p-1": failed["judge_error"]}
+
+
+def test_the_judge_names_the_wrong_fix_a_patch_looks_like():
+    from realbugs_score import patch_anti_patterns
+
+    base = {"m.py": b"class C:\n    def get(self, k):\n        return self.d[k]\n"}
+    swallowed = {"m.py": b"class C:\n    def get(self, k):\n        try:\n            return self.d[k]\n"
+                         b"        except KeyError:\n            pass\n"}
+    assert patch_anti_patterns(base, swallowed, "") == ("m.py::C.get: swallows-exception",)
+    assert patch_anti_patterns(base, {"m.py": base["m.py"].replace(b"[k]", b".get(k)")}, "") == ()

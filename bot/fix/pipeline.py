@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.agent import FIX_REPAIR, AgentContext, Attempt, Briefing, RepairOptions, Target
+from bot.agent.antipatterns import anti_patterns
 from bot.agent.types import RepairInterrupted, SearchRound
 from bot.errors import Stopped, UserError
 from bot.failures import Failure
@@ -41,9 +42,7 @@ from .work import Work, best_attempt, still_failing, test_roots
 
 __all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout", "fix"]
 STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
-SWEEP_SHARE = 0.4  # of the time left, at most, for the search alone on every ranked target (see _sweep)
-SWEEP_FIRST = 12  # mutants per target in the sweep's first round
-SWEEP_WIDER = 4  # the sweep's last round goes up to this many times SearchOptions.slow_mutants per target
+SWEEP_SHARE, SWEEP_FIRST, SWEEP_WIDER = 0.4, 12, 4  # see _sweep: its share of the time, its rounds' sizes
 
 
 class ModelFailed(Exception):
@@ -95,7 +94,8 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
         return TargetRepair(target=spans[0], tests=tuple(sorted(tests)), status=status, stop_reason=stop_reason,
                             attempts=tuple(attempts), changed_lines=changed, wall_s=time.monotonic() - start,
                             original=source, fixed=fixed, searches=tuple(searches), guards=len(harness.guards),
-                            helper=spans[1] if len(spans) > 1 else None, made_by=made_by, stub=is_stub(source))
+                            helper=spans[1] if len(spans) > 1 else None, made_by=made_by, stub=is_stub(source),
+                            anti_patterns=anti_patterns(source, fixed, harness.shown) if fixed else ())
 
     ctx.say(f"  guarding {len(harness.guards)} test(s) that passed before and ran it")
     part: Excerpt | None = None

@@ -65,6 +65,7 @@ class TargetRepair:
     helper: CodeTarget | None = None  # a two-span repair: the helper `target` calls, changed together with it
     made_by: MadeBy | None = None  # fixed or regressed: who wrote the code
     stub: bool = False  # the target was a stub for a function the tests use and the project lacked (missing.py)
+    anti_patterns: tuple[str, ...] = ()  # fixed: the rules of a wrong fix it breaks (bot/agent/antipatterns.py)
 
     @property
     def spans(self) -> tuple[CodeTarget, ...]:
@@ -223,8 +224,9 @@ def _makers(result: FixResult) -> list[str]:
     """Who wrote each kept repair, one line each."""
     kept = [r for r in result.repairs if r.status == "fixed" and r.made_by]
     return [f"- {r.where}: written by {MAKERS[r.made_by or '']}" + (" (a stub for a missing function, written)"
-                                                                    if r.stub else "") for r in kept] + \
-        ([""] if kept else [])
+                                                                    if r.stub else "")
+            + (f". **Review it closely**: the change looks like a wrong fix ({', '.join(r.anti_patterns)})"
+               if r.anti_patterns else "") for r in kept] + ([""] if kept else [])
 
 
 def _best_lines(best: BestAttempt) -> list[str]:

@@ -135,6 +135,11 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
                   f"The suite ran with {pins}, the lowest version the project declares: with the newest release "
                   "the project allows, tests failed inside it. Consider an upper bound, or adapting to the newer "
                   "release.", ""]
+    flagged = [r for r in repairs if r.anti_patterns]
+    if flagged:  # the tests pass, and the change still looks like one that hides the bug: the reviewer must know
+        cause += ["#### Review closely", ""]
+        cause += [f"- {code(r.target.qualname)}: the change looks like a wrong fix "
+                  f"({plain(', '.join(r.anti_patterns))})" for r in flagged] + [""]
     if result.environment:  # failing tests this change does not touch: the environment fails them, not the code
         cause += ["#### Failing because of the environment, not the code (not changed here)", ""]
         cause += [f"- {code(c.what)}: {plain(c.remedy)} ({len(c.tests)} test(s))" for c in result.environment]

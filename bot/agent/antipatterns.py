@@ -1,0 +1,154 @@
+"""Patches that make a failing test pass without fixing the code: the anti-patterns program-repair research names
+(Tan et al., FSE 2016), read by comparing a function before and after a candidate's change.
+
+One rule per class of wrong fix:
+  swallows-exception   an `except` handler added whose body does nothing (`pass`, `continue`, a bare or constant
+                       `return`): the failure is hidden, not fixed (the accepted patch that wraps a recursive call
+                       in `try: ... except RecursionError: pass`);
+  early-exit           a `return` of a constant added as the body's first statement: the function no longer does
+                       what it did for any input;
+  special-cases-test   an `if` added that compares with a literal the failing tests use and the function did not:
+                       the fix answers the test's input, not the bug;
+  deletes-check        a `raise` or `assert` of the function removed: the path the failure points at, deleted;
+  deletes-loop-update  an assignment to a name a `while` loop's test reads removed from the loop's body.
+
+In: the function's source before and after (one span, dedented or not), and the failing tests' source. Out: the
+rules the change breaks, in this order. Never: a judgement of the change's correctness otherwise; a rule fires only
+on what the change adds or removes, never on what the function already had."""
+from __future__ import annotations
+
+import ast
+import textwrap
+from collections import Counter
+from collections.abc import Iterable
+
+RULES = ("swallows-exception", "early-exit", "special-cases-test", "deletes-check", "deletes-loop-update")
+Function = ast.FunctionDef | ast.AsyncFunctionDef
+
+
+def _parse(source: str) -> ast.Module | None:
+    try:
+        return ast.parse(textwrap.dedent(source))
+    except (SyntaxError, ValueError):
+        return None
+
+
+def _function(tree: ast.Module) -> Function | None:
+    return next((n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))), None)
+
+
+def _literal(node: ast.expr | None) -> bool:
+    """None (a bare return), a constant, or a container of literals: a value that depends on nothing."""
+    if node is None or isinstance(node, ast.Constant):
+        return True
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        return all(_literal(e) for e in node.elts)
+    if isinstance(node, ast.Dict):
+        return all(k is not None and _literal(k) for k in node.keys) and all(_literal(v) for v in node.values)
+    return False
+
+
+def _inert(body: list[ast.stmt]) -> bool:
+    """A handler's body that does nothing with the exception."""
+    def one(stmt: ast.stmt) -> bool:
+        if isinstance(stmt, (ast.Pass, ast.Continue)):
+            return True
+        if isinstance(stmt, ast.Return):
+            return _literal(stmt.value)
+        return isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant)  # `...`, a docstring
+    return all(one(s) for s in body)
+
+
+def _dumps(nodes: Iterable[ast.AST]) -> Counter[str]:
+    return Counter(ast.dump(n) for n in nodes)
+
+
+def _handlers(tree: ast.AST) -> list[ast.ExceptHandler]:
+    return [n for n in ast.walk(tree) if isinstance(n, ast.ExceptHandler)]
+
+
+def _constants(tree: ast.AST) -> list[object]:
+    return [n.value for n in ast.walk(tree) if isinstance(n, ast.Constant)]
+
+
+def _swallows(before: ast.AST, after: ast.AST) -> bool:
+    old = _dumps(_handlers(before))
+    return any(_inert(h.body) for h in _handlers(after) if old[ast.dump(h)] == 0)
+
+
+def _first(f: Function) -> ast.stmt | None:
+    body = [s for s in f.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+    return body[0] if body else None
+
+
+def _early_exit(before: Function, after: Function) -> bool:
+    new, old = _first(after), _first(before)
+    if not isinstance(new, ast.Return) or not _literal(new.value):
+        return False
+    return old is None or ast.dump(old) != ast.dump(new)
+
+
+def _test_literals(tests: str) -> set[object]:
+    tree = _parse(tests)
+    if tree is None:
+        return set()
+    return {v for v in _constants(tree) if isinstance(v, (str, int, float, bytes)) and not isinstance(v, bool)
+            and v not in ("", 0, 1)}
+
+
+def _special_cases(before: ast.AST, after: ast.AST, tests: str) -> bool:
+    literals = _test_literals(tests)
+    if not literals:
+        return False
+    had = set(_constants(before))
+    old = _dumps(n.test for n in ast.walk(before) if isinstance(n, ast.If))
+    for node in ast.walk(after):
+        if not isinstance(node, ast.If) or old[ast.dump(node.test)]:
+            continue
+        for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
+            if any(v in literals and v not in had for v in _constants(compare)
+                   if isinstance(v, (str, int, float, bytes))):
+                return True
+    return False
+
+
+def _checks(tree: ast.AST) -> Counter[str]:
+    return _dumps(n for n in ast.walk(tree) if isinstance(n, (ast.Raise, ast.Assert)))
+
+
+def _deletes_check(before: ast.AST, after: ast.AST) -> bool:
+    old, new = _checks(before), _checks(after)
+    return bool(old - new) and sum(new.values()) < sum(old.values())
+
+
+def _loop_updates(tree: ast.AST) -> Counter[str]:
+    """How many times each `while` body assigns each name its loop's test reads (changing the update is not
+    deleting it)."""
+    found: Counter[str] = Counter()
+    for loop in (n for n in ast.walk(tree) if isinstance(n, ast.While)):
+        names = {n.id for n in ast.walk(loop.test) if isinstance(n, ast.Name)}
+        for node in (m for stmt in loop.body for m in ast.walk(stmt)):
+            targets = [node.target] if isinstance(node, ast.AugAssign) else \
+                node.targets if isinstance(node, ast.Assign) else []
+            found.update(t.id for t in targets if isinstance(t, ast.Name) and t.id in names)
+    return found
+
+
+def anti_patterns(before: str, after: str, tests: str = "") -> tuple[str, ...]:
+    """The rules (RULES) the change from `before` to `after` breaks; `tests`: the failing tests' source."""
+    old, new = _parse(before), _parse(after)
+    if old is None or new is None:
+        return ()
+    old_f, new_f = _function(old), _function(new)
+    found = []
+    if _swallows(old, new):
+        found.append("swallows-exception")
+    if old_f is not None and new_f is not None and _early_exit(old_f, new_f):
+        found.append("early-exit")
+    if tests and _special_cases(old, new, tests):
+        found.append("special-cases-test")
+    if _deletes_check(old, new):
+        found.append("deletes-check")
+    if _loop_updates(old) - _loop_updates(new):
+        found.append("deletes-loop-update")
+    return tuple(found)

@@ -1,0 +1,49 @@
+"""Patches that make a failing test pass without fixing the code (bot/agent/antipatterns.py): one rule each."""
+from __future__ import annotations
+
+import pytest
+
+from bot.agent.antipatterns import anti_patterns
+
+VISIT = '''def reach(graph, node, seen):
+    for nxt in graph[node]:
+        if nxt not in seen:
+            reach(graph, nxt, seen)
+    return seen
+'''
+TESTS = "def test_reach():\n    assert reach({'a': ['b'], 'b': ['a']}, 'a', set()) == {'a', 'b'}\n"
+
+
+@pytest.mark.parametrize("after, rule", [
+    (VISIT.replace("            reach(graph, nxt, seen)\n",
+                   "            try:\n                reach(graph, nxt, seen)\n            except RecursionError:\n"
+                   "                pass\n"), "swallows-exception"),
+    (VISIT.replace("    for nxt in", "    return {'a', 'b'}\n    for nxt in"), "early-exit"),
+    (VISIT.replace("    for nxt in", "    if node == 'a':\n        return {'a', 'b'}\n    for nxt in"),
+     "special-cases-test"),
+])
+def test_each_wrong_fix_of_the_graph_search_is_named(after, rule):
+    assert rule in anti_patterns(VISIT, after, TESTS)
+
+
+def test_the_right_fix_breaks_no_rule():
+    fixed = VISIT.replace("    for nxt in", "    seen.add(node)\n    for nxt in")
+    assert anti_patterns(VISIT, fixed, TESTS) == ()
+
+
+def test_a_deleted_raise_or_loop_update_is_named_and_a_changed_one_is_not():
+    check = "def f(x):\n    if x < 0:\n        raise ValueError(x)\n    return x\n"
+    assert anti_patterns(check, "def f(x):\n    return x\n") == ("deletes-check",)
+    assert anti_patterns(check, check.replace("x < 0", "x <= 0")) == ()
+    loop = "def f(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
+    assert anti_patterns(loop, loop.replace("        i += 1\n", "        pass\n")) == ("deletes-loop-update",)
+    assert anti_patterns(loop, loop.replace("i += 1", "i += 2")) == ()
+
+
+def test_what_the_function_already_had_is_never_held_against_the_change():
+    guarded = "def f(x):\n    try:\n        return int(x)\n    except ValueError:\n        return 0\n"
+    assert anti_patterns(guarded, guarded.replace("int(x)", "int(x.strip())")) == ()
+    empty_guard = "def mean(xs):\n    return sum(xs) / len(xs)\n"
+    assert anti_patterns(empty_guard, "def mean(xs):\n    if not xs:\n        return 0.0\n"
+                                      "    return sum(xs) / len(xs)\n", "assert mean([]) == 0.0\n") == ()
+    assert anti_patterns("def f(:", "def f(): pass") == ()  # a function that does not parse: nothing to say
