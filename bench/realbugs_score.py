@@ -47,7 +47,7 @@ class SuiteOutcome:
 
     passed: frozenset[str]
     failed: frozenset[str]
-    network: frozenset[str]  # tests (or modules) that tried to reach another machine
+    network: frozenset[str]  # tests (or modules) that tried another machine, or a local service nothing runs
     errors: Mapping[str, str]  # failed test -> one line: its error type and message
     seconds: float
     timed_out: bool = False
@@ -59,7 +59,8 @@ class SuiteOutcome:
             message = " ".join((f.message or f.assertion or "").split())
             text = message if not f.error_type or message.startswith(f.error_type) else f"{f.error_type}: {message}"
             errors[f.test_id] = text[:ERROR_CHARS]
-        return cls(run.passed, run.failed, frozenset(run.network), errors, round(run.duration_s, 1), run.timed_out)
+        return cls(run.passed, run.failed, frozenset(run.network) | frozenset(run.services), errors,
+                   round(run.duration_s, 1), run.timed_out)
 
     def to_json(self) -> dict:
         return {"passed": sorted(self.passed), "failed": sorted(self.failed), "network": sorted(self.network),
@@ -155,7 +156,7 @@ def why_not_reproduced(bug: Bug, at_bug: SuiteOutcome, at_fix: SuiteOutcome) -> 
             continue
         module = test.partition("::")[0]
         if any(t == test or _base(t) == test or t == module for t in at_fix.network):
-            return f"network: {test} tries to reach another machine (the sandbox has none)"
+            return f"network: {test} tries to reach another machine or a local service (the sandbox has neither)"
         if at_fix.timed_out:
             return f"environment: the suite did not finish at fix-N ({test} {_status(test, at_fix)})"
         error = _error(test, at_fix)

@@ -134,3 +134,25 @@ def test_a_child_process_a_test_leaves_running_does_not_keep_the_finished_run_fr
                         test_timeout=10, strict=False)
     assert not run.timed_out and run.passed == {"tests/test_server.py::test_starts_a_server"}
     assert run.duration_s < 30
+
+
+def test_a_test_waiting_for_a_service_nothing_runs_gets_a_few_seconds_and_is_set_aside(tmp_path, docker_client,
+                                                                                     sandbox_image):
+    """A client that retries a local server that is not running (a database, an emulator) would use its whole
+    time limit; the probe sees nothing listens on the port, cuts the test short and names the service."""
+    from bot.fix.testrun import TestCommand, run_tests
+
+    client = ("import socket\nimport time\n\n\ndef test_needs_a_database():\n    for _ in range(100):\n"
+              "        try:\n            socket.create_connection(('127.0.0.1', 5432), timeout=1).close()\n"
+              "            return\n        except OSError:\n            time.sleep(1)\n    assert False\n")
+    own = ("import socket\nimport threading\n\n\ndef test_own_server():\n    server = socket.socket()\n"
+           "    server.bind(('127.0.0.1', 0))\n    server.listen(1)\n"
+           "    threading.Thread(target=lambda: server.accept()[0].close(), daemon=True).start()\n"
+           "    socket.create_connection(server.getsockname(), timeout=5).close()\n")
+    root = repo(tmp_path / "service", {"test_db.py": client, "test_own.py": own})
+    with open_sandbox("docker", image=sandbox_image) as sandbox:
+        run = run_tests(sandbox, load_checkout(root).files, TestCommand.parse("pytest"), timeout=120,
+                        test_timeout=60, strict=False)
+    assert run.failed == {"tests/test_db.py::test_needs_a_database"} and run.duration_s < 30, run.output[-2000:]
+    assert run.services == {"tests/test_db.py::test_needs_a_database": ("localhost:5432",)}
+    assert "tests/test_own.py::test_own_server" in run.passed  # a server the test runs itself is left alone

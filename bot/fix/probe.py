@@ -96,6 +96,7 @@ def pytest_configure(config):
         _start_watchdog()
     memory.start(_on_memory_stop)
     network.start()
+    network._on_service.append(_absent_service)
 
 
 def _start_watchdog():
@@ -137,6 +138,21 @@ def _arm(nodeid, limit):
     _state["old_handler"] = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, limit)
     return True
+
+
+SERVICE_GRACE_S = 5.0  # what a test keeps of its time limit once it tried a service nothing runs
+
+
+def _absent_service(nodeid):
+    """A test that tried a port nothing listens on waits for a server that will not come: its time limit is cut
+    to a few more seconds (probe_network.py)."""
+    running = _state["running"]
+    if running is None or running[0] != nodeid:
+        return
+    left = running[1] + running[2] - time.monotonic()
+    if left > SERVICE_GRACE_S:
+        _state["running"] = (nodeid, running[1], time.monotonic() - running[1] + SERVICE_GRACE_S)
+        signal.setitimer(signal.ITIMER_REAL, SERVICE_GRACE_S)
 
 
 def _disarm():
@@ -349,7 +365,7 @@ def _write(with_coverage):
                "timeouts": sorted(map(_modern, _timeouts)), "stacks": _by_modern(_stacks),
                "test_timeout": _state["limit"], "memory": sorted(map(_modern, _memory)),
                "memory_limit_mb": memory.threshold_mb(), "network": _by_modern(network.attempts()),
-               "programs": _by_modern(network.missing_programs())}
+               "programs": _by_modern(network.missing_programs()), "services": _by_modern(network.services())}
     _dump(payload, out)
     if with_coverage and _state["cov"] is not None:
         _dump(per_test.lines(_state["cov"], _state["rootdir"], SKIP_PARTS),

@@ -4,7 +4,10 @@ The sandbox runs tests with no network. A test that needs it (a request to httpb
 code does, so it is not a failure to repair. An audit hook (PEP 578) sees every name lookup and connection and
 records, per test (or per module while it is collected), the hosts that were not this machine. The same hook sees
 every subprocess a test starts, and records the programs the sandbox does not have (`git`, `ffmpeg`): a test that
-fails after running one is the sandbox's lack, not the code's bug.
+fails after running one is the sandbox's lack, not the code's bug. And a connection to a port of this machine that
+nothing listens on (read from /proc/net/tcp, never by connecting) is a service the test expects and the sandbox does
+not run (a database, an emulator): it is recorded the same way, and the probe gives such a test only a few more
+seconds (a client that retries an absent server would otherwise use the whole time limit).
 
 Standard library and pytest only: this file runs inside the sandbox's Python (3.9+), never on the host.
 
@@ -20,6 +23,8 @@ EVENTS = frozenset(("socket.getaddrinfo", "socket.gethostbyname", "socket.gethos
 _state = {"current": None, "hooked": False}
 _attempts: dict = {}  # node id -> set of hosts
 _programs: dict = {}  # node id -> set of programs not found
+_services: dict = {}  # node id -> set of "localhost:PORT" that nothing listened on
+_on_service: list = []  # the probe's callback: called with the node id when it first tried an absent service
 
 
 def _host(event, args):
@@ -65,8 +70,36 @@ def _audit(event, args):
         host = _host(event, args)
         if current is not None and host is not None and not _is_local(host):
             _attempts.setdefault(current, set()).add(str(host))
+        elif current is not None and event == "socket.connect" and host is not None:
+            _local_connect(current, args[1])
     except Exception:
         pass
+
+
+def _local_connect(current, address):
+    port = address[1] if isinstance(address, tuple) and len(address) > 1 and isinstance(address[1], int) else None
+    if port is None or _listening(port):
+        return
+    first = current not in _services
+    _services.setdefault(current, set()).add("localhost:%d" % port)
+    if first:
+        for callback in _on_service:
+            callback(current)
+
+
+def _listening(port):
+    """Something on this machine listens on TCP `port` (a socket in state LISTEN, 0A, in /proc/net/tcp or tcp6)."""
+    wanted = ":%04X" % port
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name, encoding="ascii") as table:
+                for line in table.readlines()[1:]:
+                    fields = line.split()
+                    if len(fields) > 3 and fields[1].endswith(wanted) and fields[3] == "0A":
+                        return True
+        except OSError:
+            return True  # no table to read: assume it listens, change nothing
+    return False
 
 
 def start():
@@ -78,6 +111,11 @@ def start():
 def attempts():
     """{node id: sorted hosts} of the tests (and modules) that tried to reach another machine."""
     return {nodeid: sorted(hosts) for nodeid, hosts in _attempts.items()}
+
+
+def services():
+    """{node id: sorted "localhost:PORT"} of the tests that tried a port of this machine nothing listened on."""
+    return {nodeid: sorted(found) for nodeid, found in _services.items()}
 
 
 def missing_programs():

@@ -107,7 +107,9 @@ class Reproduced:
     failing: frozenset[str]  # failed twice: what is to be fixed
     flaky: tuple[str, ...]  # failed once only, or named by the log and not failing here
     test_timeout_s: float  # the per-test limit for the rest of the run
-    offline: tuple[str, ...] = ()  # failed after trying to reach another machine: they need the network
+    # failed after trying to reach another machine, or a port of this one nothing listens on: they need the
+    # network, or a service (a database) the sandbox does not run
+    offline: tuple[str, ...] = ()
     lacking: tuple[str, ...] = ()  # failed after running a program the sandbox does not have
     environment: tuple[EnvCause, ...] = ()  # failed because of the environment, not the code (classify.py)
 
@@ -149,11 +151,14 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
         wanted = [f.test_id for f in log_failures]
         missing = tuple(w for w in wanted if not any(same_test(w, t) for t in failing))
         failing = frozenset(t for t in failing if any(same_test(w, t) for w in wanted))
-    offline = tuple(sorted(t for t in failing if t in before.network))
+    reached = {t: (*before.network.get(t, ()), *before.services.get(t, ())) for t in failing
+               if t in before.network or t in before.services}
+    offline = tuple(sorted(reached))
     if offline:
-        hosts = sorted({h for t in offline for h in before.network[t]})
+        hosts = sorted({h for found in reached.values() for h in found})
         ctx.say(f"  {len(offline)} failing test(s) tried to reach {', '.join(hosts[:3])}"
-                f"{' and others' if len(hosts) > 3 else ''}: the sandbox has no network, so they are set aside")
+                f"{' and others' if len(hosts) > 3 else ''}: the sandbox has no network and runs no service, so "
+                "they are set aside")
         failing -= set(offline)
     lacking = _lacking(ctx, before, failing)
     failing -= set(lacking)

@@ -187,6 +187,7 @@ def read_run(job: Job, result: RunResult, *, strict: bool = True) -> TestRun:
                    oom_killed=result.oom_killed, coverage=coverage,
                    durations={i: float(d) for i, d in probe.get("durations", {}).items()}, timeouts=timeouts,
                    network={i: tuple(hosts) for i, hosts in probe.get("network", {}).items()},
+                   services={i: tuple(found) for i, found in probe.get("services", {}).items()},
                    programs={i: tuple(names) for i, names in probe.get("programs", {}).items()})
 
 

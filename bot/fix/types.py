@@ -45,6 +45,8 @@ class TestRun:
     # no network, so such a test cannot pass there (bot/fix/probe_network.py)
     network: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     programs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node id -> programs the sandbox lacks
+    # node id -> "localhost:PORT" a test tried that nothing listened on: a service the sandbox does not run
+    services: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @property
     def green(self) -> bool:
