@@ -20,7 +20,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from common import aligned
+from common import Interrupted, aligned
 from realbugs_corpus import Bug, Bundles, suite_command
 from realbugs_score import SuiteRunner, cached_runs, judge, runs_key, tree_files
 from rows import append_row
@@ -163,6 +163,9 @@ def _reproduce(bug: Bug, bundles: Bundles, dirs: dict[str, Path], row: dict, sin
 
 
 def progress_line(i: int, n: int, r: dict) -> str:
+    """One line per bug; a holdout bug's is only that it is done (its row holds the rest)."""
+    if r["split"] != "dev":
+        return f"[{i}/{n}] a holdout bug: done"
     head = f"[{i}/{n}] {r['id']}: "
     if not r["set_up"]:
         return head + f"SET-UP FAILED on Python {r['python'] or '?'} · {r['why_not_reproduced']}"
@@ -183,10 +186,20 @@ def run_reproductions(todo: list[Bug], bundles: Bundles, out: Path, rows: Path, 
     client = connect()
     for i, bug in enumerate(todo, 1):
         where = out / "bugs" / bug.id
-        say(f"[{i}/{len(todo)}] {bug.id}: set-up and the whole suite at {bug.bug_tag} and {bug.fix_tag} ... "
-            f"(log: {where / 'setup.log'})")
-        row = {**head, "date": time.strftime("%Y-%m-%d %H:%M"),
-               **reproduce_bug(bug, bundles, where, client=client, fresh=fresh)}
+        if bug.split == "dev":
+            say(f"[{i}/{len(todo)}] {bug.id}: set-up and the whole suite at {bug.bug_tag} and {bug.fix_tag} ... "
+                f"(log: {where / 'setup.log'})")
+        try:
+            found = reproduce_bug(bug, bundles, where, client=client, fresh=fresh)
+        except (KeyboardInterrupt, Interrupted):
+            raise
+        except Exception as exc:  # the bench's own failure on this bug (git, Docker): a row says so, the rest run
+            why = f"bench error: {type(exc).__name__}: {' '.join(str(exc).split())}"[:MESSAGE_CHARS]
+            found = {"id": bug.id, "project": bug.project, "split": bug.split, "set_up": False, "reproduced": False,
+                     "why_not_reproduced": why, "cause": "bench error", "python": None, "python_source": None,
+                     "setup_s": None, "built": None, "reuse_s": None, "reused": None, "suite": None, "set_aside": {},
+                     "user_setup": list(bug.setup)}
+        row = {**head, "date": time.strftime("%Y-%m-%d %H:%M"), **found}
         append_row(rows, row)
         say(progress_line(i, len(todo), row))
 
