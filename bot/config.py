@@ -12,11 +12,11 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .agent.options import FIX_REPAIR, MAX_SAMPLES, Choice, RepairOptions
-from .agent.types import AgentName
-from .errors import UserError
-from .fix.pipeline import FixOptions
-from .llm import DEFAULT_MODEL
+from bot.agent.options import FIX_REPAIR, MAX_SAMPLES, Choice, RepairOptions
+from bot.agent.types import AgentName
+from bot.errors import UserError
+from bot.fix.pipeline import FixOptions
+from bot.llm import DEFAULT_MODEL
 
 
 class BadConfig(UserError):

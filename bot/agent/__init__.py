@@ -3,12 +3,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .context import AgentContext
-from .options import FIX_REPAIR, RepairOptions, Schedule
-from .types import AgentResult, Attempt, Briefing, Budgets, Harness, Target, TestOutcome
+from bot.agent.context import AgentContext
+from bot.agent.options import FIX_REPAIR, RepairOptions, Schedule
+from bot.agent.types import AgentResult, Attempt, Briefing, Budgets, Harness, Target, TestOutcome
 
 if TYPE_CHECKING:
-    from .graph import build_graph, mermaid, repair
+    from bot.agent.graph import build_graph, mermaid, repair
 
 __all__ = ["FIX_REPAIR", "AgentContext", "AgentResult", "Attempt", "Briefing", "Budgets", "Harness", "RepairOptions",
            "Schedule", "Target", "TestOutcome", "build_graph", "mermaid", "repair"]
@@ -18,7 +18,7 @@ def __getattr__(name: str) -> Any:
     # the graph (and langgraph, a second of imports) only when a repair is run: `fixbot --help` and the
     # records above do not need it
     if name in ("build_graph", "mermaid", "repair"):
-        from . import graph
+        from bot.agent import graph
 
         return getattr(graph, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

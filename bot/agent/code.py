@@ -20,8 +20,8 @@ import tokenize
 from collections.abc import Iterator
 from typing import Literal
 
-from .blocks import FENCE, Extracted, find_function, function_span, parsed_blocks, segment, syntax_detail
-from .parts import extract_parts, function_parts, join_parts
+from bot.agent.blocks import FENCE, Extracted, find_function, function_span, parsed_blocks, segment, syntax_detail
+from bot.agent.parts import extract_parts, function_parts, join_parts
 
 Kind = Literal["function", "assignment", "functions"]
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ..llm.types import LLM
-from .options import RepairOptions, Schedule
-from .search import Screen
-from .types import Attempt, Briefing, Harness, Judge, SearchRound, Target
+from bot.agent.options import RepairOptions, Schedule
+from bot.agent.search import Screen
+from bot.agent.types import Attempt, Briefing, Harness, Judge, SearchRound, Target
+from bot.llm.types import LLM
 
 REPEAT_BOOST = 0.4
 

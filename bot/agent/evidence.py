@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from .mutate_bytes import bytes_shown
-from .mutate_guards import empty_used, none_uses, raised
-from .mutate_names import undefined
-from .mutate_regex import quoted_values
+from bot.agent.mutate_bytes import bytes_shown
+from bot.agent.mutate_guards import empty_used, none_uses, raised
+from bot.agent.mutate_names import undefined
+from bot.agent.mutate_regex import quoted_values
 
 
 @dataclass(frozen=True, kw_only=True)

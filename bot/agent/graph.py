@@ -23,14 +23,11 @@ from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
 
-from ..errors import Stopped
-from ..llm.errors import LLMError
-from ..llm.types import Completion, Message
-from . import prompts, thought_patch, tool_call
-from .code import changed_lines, code_hash, extract_function
-from .context import REPEAT_BOOST, AgentContext
-from .minimize import minimize
-from .nodes import (
+from bot.agent import prompts, thought_patch, tool_call
+from bot.agent.code import changed_lines, code_hash, extract_function
+from bot.agent.context import REPEAT_BOOST, AgentContext
+from bot.agent.minimize import minimize
+from bot.agent.nodes import (
     Graph,
     add_samples,
     ask_many,
@@ -42,9 +39,12 @@ from .nodes import (
     spent,
     test,
 )
-from .select import likeliest, select
-from .state import END, ORIGINAL_SEEN, AgentState, Problem
-from .types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, SearchRound, StopReason
+from bot.agent.select import likeliest, select
+from bot.agent.state import END, ORIGINAL_SEEN, AgentState, Problem
+from bot.agent.types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, SearchRound, StopReason
+from bot.errors import Stopped
+from bot.llm.errors import LLMError
+from bot.llm.types import Completion, Message
 
 
 def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0) -> AgentState:

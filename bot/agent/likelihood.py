@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ..llm import LLMError, ScoringLLM
-from .code import split_docstring
+from bot.agent.code import split_docstring
+from bot.llm import LLMError, ScoringLLM
 
 
 def coder_text(code: str, doc: str) -> tuple[str, str]:

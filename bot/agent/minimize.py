@@ -9,7 +9,7 @@ from __future__ import annotations
 import ast
 import difflib
 
-from .types import Harness
+from bot.agent.types import Harness
 
 MAX_ROUNDS = 4
 

@@ -22,16 +22,16 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .blocks import find_function
-from .code import assigned_names, code_hash
-from .evidence import NO_EVIDENCE, Evidence
-from .mutate_bytes import UNICODE_ERRORS, bytes_edits, encoding_edits
-from .mutate_guards import except_edits, filter_edits, skip_edits
-from .mutate_names import import_edits, rename_edits
-from .mutate_operators import scope_edits, scope_names
-from .mutate_regex import matching_edits
-from .mutate_text import Edit, Text
-from .parts import function_parts
+from bot.agent.blocks import find_function
+from bot.agent.code import assigned_names, code_hash
+from bot.agent.evidence import NO_EVIDENCE, Evidence
+from bot.agent.mutate_bytes import UNICODE_ERRORS, bytes_edits, encoding_edits
+from bot.agent.mutate_guards import except_edits, filter_edits, skip_edits
+from bot.agent.mutate_names import import_edits, rename_edits
+from bot.agent.mutate_operators import scope_edits, scope_names
+from bot.agent.mutate_regex import matching_edits
+from bot.agent.mutate_text import Edit, Text
+from bot.agent.parts import function_parts
 
 # made only for code the traceback shows, though the edit may land on a later line (a comprehension's `]`)
 SHOWN_ONLY = frozenset({"skip-none"})

@@ -10,11 +10,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .code import assigned_names, statement_blocks
-from .mutate_guards import guard_edits, own_lines_indent
-from .mutate_regex import literal_edits, pattern_literals
-from .mutate_strings import string_edits
-from .mutate_text import Edit, Text, paren
+from bot.agent.code import assigned_names, statement_blocks
+from bot.agent.mutate_guards import guard_edits, own_lines_indent
+from bot.agent.mutate_regex import literal_edits, pattern_literals
+from bot.agent.mutate_strings import string_edits
+from bot.agent.mutate_text import Edit, Text, paren
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 Edits = Iterator[tuple[str, Edit]]  # (the operator's family, the edit)

@@ -16,7 +16,7 @@ import ast
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from .mutate_text import Edit, Text
+from bot.agent.mutate_text import Edit, Text
 
 MAX_LENGTH = 40  # a longer literal is a message, not a value a test pins character by character
 MAX_OTHERS = 6  # other literals of the function tried in a literal's place

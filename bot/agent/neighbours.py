@@ -13,10 +13,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from .likelihood import coder_scores
-from .mutate import mutants
-from .search import Screen
-from .types import Harness
+from bot.agent.likelihood import coder_scores
+from bot.agent.mutate import mutants
+from bot.agent.search import Screen
+from bot.agent.types import Harness
 
 MARGIN = 3.0  # nats: about twenty times likelier than the original
 MAX_SCORED = 64  # survivors of the visible tests scored at most, in the mutation order; scoring is most of the cost

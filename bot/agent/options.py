@@ -5,8 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from .search import SearchOptions
-from .types import AgentName, Budgets
+from bot.agent.search import SearchOptions
+from bot.agent.types import AgentName, Budgets
 
 Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")

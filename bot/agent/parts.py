@@ -12,7 +12,7 @@ import ast
 import textwrap
 from collections.abc import Sequence
 
-from .blocks import Extracted, find_function, parsed_blocks, segment, syntax_detail
+from bot.agent.blocks import Extracted, find_function, parsed_blocks, segment, syntax_detail
 
 SEPARATOR = "\n\n\n"
 

@@ -6,12 +6,12 @@ import difflib
 import textwrap
 from collections.abc import Sequence
 
-from ..llm.types import Message
-from .code import split_docstring, target_kind, unwritten
-from .parts import function_names, function_parts
-from .state import Seen
-from .types import Attempt, Briefing, Target
-from .unused import unused_note
+from bot.agent.code import split_docstring, target_kind, unwritten
+from bot.agent.parts import function_names, function_parts
+from bot.agent.state import Seen
+from bot.agent.types import Attempt, Briefing, Target
+from bot.agent.unused import unused_note
+from bot.llm.types import Message
 
 SYSTEM = """You repair one buggy Python function so that its tests pass.
 The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.

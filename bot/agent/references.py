@@ -16,14 +16,14 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ..llm.types import Completion, ManyLLM
-from . import prompts
-from .code import changed_lines, extract_function
-from .context import AgentContext
-from .nodes import answered, attempt, checked, unusable
-from .options import SAMPLE_TEMPERATURE
-from .state import AgentState, Pending
-from .types import Attempt
+from bot.agent import prompts
+from bot.agent.code import changed_lines, extract_function
+from bot.agent.context import AgentContext
+from bot.agent.nodes import answered, attempt, checked, unusable
+from bot.agent.options import SAMPLE_TEMPERATURE
+from bot.agent.state import AgentState, Pending
+from bot.agent.types import Attempt
+from bot.llm.types import Completion, ManyLLM
 
 FIRST_SEED = 200  # apart from the seeds of the calls' samples and of the vote's extra answers
 MIN_CONSENSUS = 2  # functions that must agree on an input: references, or a lone one and the original

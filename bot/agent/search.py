@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal, Protocol
 
-from .code import changed_lines, code_hash
-from .evidence import Evidence, read_evidence
-from .mutate import Mutant, ranked_mutants, skip_mutants
-from .types import Harness, SearchRound, TestOutcome
+from bot.agent.code import changed_lines, code_hash
+from bot.agent.evidence import Evidence, read_evidence
+from bot.agent.mutate import Mutant, ranked_mutants, skip_mutants
+from bot.agent.types import Harness, SearchRound, TestOutcome
 
 
 class Screen(Protocol):

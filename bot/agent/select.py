@@ -24,17 +24,17 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from . import prompts
-from .code import changed_lines, code_hash, extract_function
-from .context import AgentContext
-from .expectations import Expectation, agrees, parse_asserts
-from .likelihood import coder_scores
-from .neighbours import likely_neighbours
-from .nodes import answered, ask_many, attempt, checked, spent, unusable
-from .references import References, met, write_references
-from .shortlist import Outputs, shortlist
-from .state import ORIGINAL_SEEN, AgentState
-from .types import Attempt, Judge, Selection
+from bot.agent import prompts
+from bot.agent.code import changed_lines, code_hash, extract_function
+from bot.agent.context import AgentContext
+from bot.agent.expectations import Expectation, agrees, parse_asserts
+from bot.agent.likelihood import coder_scores
+from bot.agent.neighbours import likely_neighbours
+from bot.agent.nodes import answered, ask_many, attempt, checked, spent, unusable
+from bot.agent.references import References, met, write_references
+from bot.agent.shortlist import Outputs, shortlist
+from bot.agent.state import ORIGINAL_SEEN, AgentState
+from bot.agent.types import Attempt, Judge, Selection
 
 EXTRA_ANSWERS = 3  # answers drawn for the vote when a fix is found: one prompt, cached, written together
 FIRST_EXTRA = 100  # their sample numbers (seeds), apart from the samples a call draws itself

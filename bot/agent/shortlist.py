@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from .expectations import Expectation, agrees
-from .references import MIN_CONSENSUS, consensus, failed, favoured, met
+from bot.agent.expectations import Expectation, agrees
+from bot.agent.references import MIN_CONSENSUS, consensus, failed, favoured, met
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -5,9 +5,9 @@ import operator
 from dataclasses import dataclass, replace
 from typing import Annotated, Final, Literal, TypedDict
 
-from ..llm.types import Completion, Message
-from .blocks import ExtractProblem
-from .types import Attempt, Node, SearchRound, StopReason
+from bot.agent.blocks import ExtractProblem
+from bot.agent.types import Attempt, Node, SearchRound, StopReason
+from bot.llm.types import Completion, Message
 
 # why a candidate cannot be tested: its code (as extracted), code already tried, an edit that does not apply,
 # an answer without the tool call

@@ -21,13 +21,13 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from ..llm.types import Message
-from . import prompts
-from .code import code_hash, normalized_dump, split_docstring
-from .context import AgentContext
-from .edits import EditError, apply_edits, edit_schema, numbered, parse_edits, quoted
-from .nodes import Graph, add_samples, ask, ask_many, candidate, repeat_boost, spent
-from .state import END, AgentState, Cost, Problem
+from bot.agent import prompts
+from bot.agent.code import code_hash, normalized_dump, split_docstring
+from bot.agent.context import AgentContext
+from bot.agent.edits import EditError, apply_edits, edit_schema, numbered, parse_edits, quoted
+from bot.agent.nodes import Graph, add_samples, ask, ask_many, candidate, repeat_boost, spent
+from bot.agent.state import END, AgentState, Cost, Problem
+from bot.llm.types import Message
 
 # Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model
 # mostly sent the same edit again (8 times in a row on one task), spending the budget on one unwritable plan.

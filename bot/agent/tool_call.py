@@ -24,13 +24,13 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from ..llm.types import Completion, Tool
-from . import prompts
-from .code import code_hash, extract_function, split_docstring
-from .context import AgentContext
-from .nodes import Graph, add_samples, ask, candidate, checked, repeat_boost, spent
-from .state import END, AgentState, Cost, Problem, Seen
-from .types import Attempt
+from bot.agent import prompts
+from bot.agent.code import code_hash, extract_function, split_docstring
+from bot.agent.context import AgentContext
+from bot.agent.nodes import Graph, add_samples, ask, candidate, checked, repeat_boost, spent
+from bot.agent.state import END, AgentState, Cost, Problem, Seen
+from bot.agent.types import Attempt
+from bot.llm.types import Completion, Tool
 
 REPEAT_RETRIES = 2
 RUN_TESTS = Tool(

@@ -5,8 +5,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol
 
-from ..errors import Stopped
-from ..llm.errors import LLMError
+from bot.errors import Stopped
+from bot.llm.errors import LLMError
 
 Node = Literal["draft", "reflect", "repeat", "syntax", "patch", "tool", "sample", "select", "asserts", "score",
                "reference"]

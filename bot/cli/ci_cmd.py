@@ -15,27 +15,27 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..action.event import BadEvent, Plan, plan, read_event
-from ..action.runner_io import RunnerIO
-from ..config import Config, load_file, with_inputs
-from ..errors import UserError
-from ..failures import Failure, ParseError, parse_ci_log
-from ..fix.checkout import commit_date, load_checkout
-from ..fix.environment import EnvRequest
-from ..fix.patch import apply_patch, touched_files
-from ..fix.pipeline import FixOptions
-from ..fix.python_choice import job_python_versions
-from ..fix.python_workflow import job_test_env, shared_values
-from ..fix.result import FixResult, write_outputs
-from ..fix.run import fix_checkout
-from ..fix.testrun import TestCommand
-from ..fix.types import Checkout
-from ..github.client import GitHubRepo, connect
-from ..github.publish import publish
-from ..github.redact import redact as redact_text
-from ..github.types import JobInfo
-from ..llm import parse_model_spec
-from ..llm.spec import require_tools
+from bot.action.event import BadEvent, Plan, plan, read_event
+from bot.action.runner_io import RunnerIO
+from bot.config import Config, load_file, with_inputs
+from bot.errors import UserError
+from bot.failures import Failure, ParseError, parse_ci_log
+from bot.fix.checkout import commit_date, load_checkout
+from bot.fix.environment import EnvRequest
+from bot.fix.patch import apply_patch, touched_files
+from bot.fix.pipeline import FixOptions
+from bot.fix.python_choice import job_python_versions
+from bot.fix.python_workflow import job_test_env, shared_values
+from bot.fix.result import FixResult, write_outputs
+from bot.fix.run import fix_checkout
+from bot.fix.testrun import TestCommand
+from bot.fix.types import Checkout
+from bot.github.client import GitHubRepo, connect
+from bot.github.publish import publish
+from bot.github.redact import redact as redact_text
+from bot.github.types import JobInfo
+from bot.llm import parse_model_spec
+from bot.llm.spec import require_tools
 
 OUT_DIR = "fixbot-out"
 

@@ -6,13 +6,12 @@ import shlex
 import sys
 import time
 
+from bot.cli.fix_cmd import add_env_args, env_request_from
+from bot.fix.checkout import DEFAULT_MAX_MB, load_checkout
+from bot.fix.environment import cache_tag, image_lock, plan_environment, prepare_environment
+from bot.fix.pip_settings import pip_settings
 from sandbox.containers import connect
 from sandbox.image import default_image, image_exists
-
-from ..fix.checkout import DEFAULT_MAX_MB, load_checkout
-from ..fix.environment import cache_tag, image_lock, plan_environment, prepare_environment
-from ..fix.pip_settings import pip_settings
-from .fix_cmd import add_env_args, env_request_from
 
 
 def _say(message: str) -> None:

@@ -10,13 +10,20 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from ..agent.options import REFERENCES, SCHEDULES, RepairOptions
-from ..agent.search import SearchOptions
-from ..agent.types import AGENTS
-from ..errors import UserError
-from ..llm.lazy import LazyModel
-from ..llm.spec import require_tools
-from .options import add_model_args, add_samples_arg, add_sandbox_args, check_samples, open_sandbox_from, opened_model
+from bot.agent.options import REFERENCES, SCHEDULES, RepairOptions
+from bot.agent.search import SearchOptions
+from bot.agent.types import AGENTS
+from bot.cli.options import (
+    add_model_args,
+    add_samples_arg,
+    add_sandbox_args,
+    check_samples,
+    open_sandbox_from,
+    opened_model,
+)
+from bot.errors import UserError
+from bot.llm.lazy import LazyModel
+from bot.llm.spec import require_tools
 
 if TYPE_CHECKING:
     from eval.tasks import Task

@@ -9,21 +9,21 @@ from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
 
-from ..agent.options import CHOICES, FIX_REPAIR
-from ..agent.types import AGENTS
-from ..errors import UserError
-from ..failures import parse_ci_log
-from ..fix.checkout import DEFAULT_MAX_MB, commit_date, load_checkout
-from ..fix.environment import EnvRequest
-from ..fix.patch import PatchRejected, apply_patch
-from ..fix.pipeline import FixOptions
-from ..fix.result import write_outputs
-from ..fix.run import fix_checkout
-from ..fix.testrun import TestCommand
-from ..init.test_command import detect_checkout_tests
-from ..llm import parse_model_spec
-from ..llm.spec import require_tools
-from .options import add_model_args, add_samples_arg, check_samples
+from bot.agent.options import CHOICES, FIX_REPAIR
+from bot.agent.types import AGENTS
+from bot.cli.options import add_model_args, add_samples_arg, check_samples
+from bot.errors import UserError
+from bot.failures import parse_ci_log
+from bot.fix.checkout import DEFAULT_MAX_MB, commit_date, load_checkout
+from bot.fix.environment import EnvRequest
+from bot.fix.patch import PatchRejected, apply_patch
+from bot.fix.pipeline import FixOptions
+from bot.fix.result import write_outputs
+from bot.fix.run import fix_checkout
+from bot.fix.testrun import TestCommand
+from bot.init.test_command import detect_checkout_tests
+from bot.llm import parse_model_spec
+from bot.llm.spec import require_tools
 
 
 def _say(message: str) -> None:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..init.plan import plan_init, write_plan
-from ..init.report import describe, files_text
-from ..init.templates import TRIGGERS
+from bot.init.plan import plan_init, write_plan
+from bot.init.report import describe, files_text
+from bot.init.templates import TRIGGERS
 
 
 def cmd_init(args: argparse.Namespace) -> int:

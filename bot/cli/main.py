@@ -9,11 +9,10 @@ import signal
 import sys
 from importlib.metadata import PackageNotFoundError, version
 
+from bot.cli import ci_cmd, env_cmd, eval_cmd, fix_cmd, graph_cmd, init_cmd, sandbox_cmd
+from bot.errors import Stopped, UserError
+from bot.llm.errors import LLMError
 from sandbox.errors import SandboxError
-
-from ..errors import Stopped, UserError
-from ..llm.errors import LLMError
-from . import ci_cmd, env_cmd, eval_cmd, fix_cmd, graph_cmd, init_cmd, sandbox_cmd
 
 EXIT_BAD_INPUT = 2
 EXIT_INTERRUPTED = 130

@@ -5,13 +5,12 @@ import argparse
 import contextlib
 from collections.abc import Iterator
 
+from bot.agent.options import MAX_SAMPLES, SAMPLE_TEMPERATURE
+from bot.errors import UserError
+from bot.llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
+from bot.llm.llamacpp_backend import available_cores
+from bot.llm.process_pool import ModelPool
 from sandbox import Sandbox, open_sandbox
-
-from ..agent.options import MAX_SAMPLES, SAMPLE_TEMPERATURE
-from ..errors import UserError
-from ..llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
-from ..llm.llamacpp_backend import available_cores
-from ..llm.process_pool import ModelPool
 
 
 def add_model_args(parser: argparse.ArgumentParser) -> None:

@@ -5,6 +5,7 @@ import argparse
 import sys
 from pathlib import Path
 
+from bot.errors import UserError
 from sandbox import Limits, open_sandbox
 from sandbox.containers import connect, leftovers, remove
 from sandbox.image import (
@@ -18,8 +19,6 @@ from sandbox.image import (
     default_image,
     image_exists,
 )
-
-from ..errors import UserError
 
 EXIT_TIMEOUT = 124
 

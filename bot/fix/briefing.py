@@ -13,10 +13,9 @@ from bot.agent.parts import join_parts
 from bot.agent.prompts import MAX_TEST_LINES
 from bot.failures import Failure
 from bot.feedback import TIMEOUT_ERROR
-
-from .missing import is_stub
-from .spans import function_spans, names_of
-from .types import CodeTarget, TestRun
+from bot.fix.missing import is_stub
+from bot.fix.spans import function_spans, names_of
+from bot.fix.types import CodeTarget, TestRun
 
 MAX_TESTS_SHOWN = 3
 IMPORT_LINE = re.compile(r"^(import|from)\s+\S")

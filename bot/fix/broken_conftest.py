@@ -10,8 +10,7 @@ from dataclasses import dataclass
 
 from bot.failures import Failure
 from bot.failures.pytest_output import parse_conftest_error
-
-from .paths import is_test_path
+from bot.fix.paths import is_test_path
 
 # The runner's work dir (/work/run-XXXX/<job index>) is the root the traceback's paths are relative to.
 _RUN_ROOT = re.compile(r"ImportError while loading conftest '(?P<root>[^']*?/run-[^/']+/\d+)/")

@@ -16,10 +16,9 @@ import time
 from collections.abc import Mapping, Sequence
 
 from bot.failures import Failure
+from bot.fix.testrun import TestCommand, pytest_job, read_run
+from bot.fix.types import TestRun
 from sandbox import Sandbox
-
-from .testrun import TestCommand, pytest_job, read_run
-from .types import TestRun
 
 MODULE_TIMEOUT_S = 300.0
 _TEST_FILE = ("test_", "_test.py", "_tests.py")

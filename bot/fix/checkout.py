@@ -6,9 +6,8 @@ import subprocess
 from pathlib import Path
 
 from bot.errors import UserError
-
-from .paths import is_test_path
-from .types import Checkout
+from bot.fix.paths import is_test_path
+from bot.fix.types import Checkout
 
 # Never shipped to the sandbox: version control, virtualenvs, caches and build output.
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "__pycache__", ".tox", ".nox",

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .reproduce import EnvChange, FixRun, Reproduced, SuiteCrashed, SuiteTimeout
+from bot.fix.reproduce import EnvChange, FixRun, Reproduced, SuiteCrashed, SuiteTimeout
 
 OLDER_PYTHON = frozenset({"removed-stdlib", "python-syntax"})
 DATED = frozenset({"dependency-api", "dependency-error", "missing-module"})

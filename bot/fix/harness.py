@@ -16,12 +16,11 @@ from dataclasses import dataclass, field
 from bot.agent.parts import function_parts
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
+from bot.fix.briefing import without_shown
+from bot.fix.spans import Span, replace_span
+from bot.fix.testrun import TestCommand, run_many
+from bot.fix.types import CodeTarget, TestRun
 from sandbox import Sandbox
-
-from .briefing import without_shown
-from .spans import Span, replace_span
-from .testrun import TestCommand, run_many
-from .types import CodeTarget, TestRun
 
 BATCH_OVERHEAD_S = 60.0  # interpreter start, collection and imports of one batch, beyond the tests' own limits
 MAX_BROKEN_SHOWN = 3

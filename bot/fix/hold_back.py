@@ -13,9 +13,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from bot.failures import Failure
-
-from .env_drift import Floor
-from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout
+from bot.fix.env_drift import Floor
+from bot.fix.reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout
 
 SITE_DIRS = ("/site-packages/", "/dist-packages/")
 

@@ -12,10 +12,10 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from .briefing import target_source
-from .result import TargetRepair
-from .spans import code_spans
-from .types import CodeTarget
+from bot.fix.briefing import target_source
+from bot.fix.result import TargetRepair
+from bot.fix.spans import code_spans
+from bot.fix.types import CodeTarget
 
 PairKey = tuple[tuple[str, str], tuple[str, str]]  # (path, qualname) of the caller, then of the helper
 

@@ -18,27 +18,35 @@ from bot.agent.antipatterns import anti_patterns
 from bot.agent.types import RepairInterrupted, SearchRound
 from bot.errors import Stopped, UserError
 from bot.failures import Failure
+from bot.fix.briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
+from bot.fix.env_retry import with_remedied
+from bot.fix.excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
+from bot.fix.harness import RepoHarness, tests_pass, with_code
+from bot.fix.hold_back import with_held_back
+from bot.fix.locate import locate
+from bot.fix.missing import described, is_stub, missing_names, with_stubs
+from bot.fix.pairs import next_pair, pair_key
+from bot.fix.patch import PatchRejected, make_patch, validate
+from bot.fix.paths import in_paths
+from bot.fix.project_files import folders_of_tests, is_target_file
+from bot.fix.renames import find_renames, rename_explanation, rename_repair
+from bot.fix.reproduce import (
+    FixRun,
+    Reproduced,
+    SuiteCrashed,
+    SuiteTimeout,
+    guards_for,
+    reproduce,
+    suite_run,
+    unrunnable,
+)
+from bot.fix.result import FixResult, MadeBy, RepairStatus, RepairStop, TargetRepair, Timings
+from bot.fix.stop import alarm_at
+from bot.fix.testrun import TestCommand
+from bot.fix.turns import alone, another_pass, share, turn
+from bot.fix.types import Checkout, CodeTarget, FixStatus
+from bot.fix.work import Work, best_attempt, still_failing, test_roots
 from sandbox.errors import SandboxError
-
-from .briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
-from .env_retry import with_remedied
-from .excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
-from .harness import RepoHarness, tests_pass, with_code
-from .hold_back import with_held_back
-from .locate import locate
-from .missing import described, is_stub, missing_names, with_stubs
-from .pairs import next_pair, pair_key
-from .patch import PatchRejected, make_patch, validate
-from .paths import in_paths
-from .project_files import folders_of_tests, is_target_file
-from .renames import find_renames, rename_explanation, rename_repair
-from .reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout, guards_for, reproduce, suite_run, unrunnable
-from .result import FixResult, MadeBy, RepairStatus, RepairStop, TargetRepair, Timings
-from .stop import alarm_at
-from .testrun import TestCommand
-from .turns import alone, another_pass, share, turn
-from .types import Checkout, CodeTarget, FixStatus
-from .work import Work, best_attempt, still_failing, test_roots
 
 __all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout", "fix"]
 STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs

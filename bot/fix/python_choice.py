@@ -14,8 +14,7 @@ from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
 from bot.errors import UserError
-
-from .python_sources import (
+from bot.fix.python_sources import (
     Listed,
     Specified,
     Wanted,
@@ -28,8 +27,8 @@ from .python_sources import (
     travis_pythons,
     workflow_pythons,
 )
-from .python_workflow import job_python_versions
-from .types import Checkout
+from bot.fix.python_workflow import job_python_versions
+from bot.fix.types import Checkout
 
 __all__ = ["NoSuitablePython", "PythonChoice", "choose_python", "job_python_versions"]
 

@@ -15,11 +15,10 @@ from dataclasses import dataclass
 
 from bot.agent.code import changed_lines
 from bot.failures import Failure
-
-from .briefing import target_source
-from .missing import calls_name
-from .result import TargetRepair
-from .types import CodeTarget
+from bot.fix.briefing import target_source
+from bot.fix.missing import calls_name
+from bot.fix.result import TargetRepair
+from bot.fix.types import CodeTarget
 
 _NO_ATTRIBUTE = re.compile(r"(?:type object '(\w+)'|'(\w+)' object) has no attribute '(\w+)'")
 CLOSE = 0.8  # difflib's ratio at which a name that does not extend the other still counts as a respelling

@@ -8,15 +8,14 @@ from dataclasses import dataclass, field
 
 from bot.errors import UserError
 from bot.failures import Failure
+from bot.fix.by_module import run_by_module
+from bot.fix.classify import EnvCause, Setting, broken_plugins, classify
+from bot.fix.env_drift import Floor
+from bot.fix.result import RunSummary
+from bot.fix.testrun import TestCommand, run_tests
+from bot.fix.types import CodeTarget, FixStatus, TestRun
 from bot.llm import LLM
 from sandbox import Sandbox
-
-from .by_module import run_by_module
-from .classify import EnvCause, Setting, broken_plugins, classify
-from .env_drift import Floor
-from .result import RunSummary
-from .testrun import TestCommand, run_tests
-from .types import CodeTarget, FixStatus, TestRun
 
 CRASH = "<pytest>"
 FIRST_TEST_TIMEOUT_S = 60.0  # per test, before the suite has shown how fast its tests are

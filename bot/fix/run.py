@@ -9,18 +9,17 @@ from dataclasses import replace
 
 import docker
 
+from bot.errors import UserError
+from bot.fix.env_build import DependencyInstallFailed
+from bot.fix.environment import EnvRequest, prepare_environment
+from bot.fix.pipeline import FixOptions, FixRun, fix
+from bot.fix.reproduce import EnvChange
+from bot.fix.result import FixResult
+from bot.fix.types import Checkout
+from bot.llm.lazy import LazyModel
 from sandbox import Limits, Sandbox, open_sandbox
 from sandbox.containers import connect
 from sandbox.image import PYTHONS
-
-from ..errors import UserError
-from ..llm.lazy import LazyModel
-from .env_build import DependencyInstallFailed
-from .environment import EnvRequest, prepare_environment
-from .pipeline import FixOptions, FixRun, fix
-from .reproduce import EnvChange
-from .result import FixResult
-from .types import Checkout
 
 POOL_SIZE = 2
 # a project's whole suite in one process holds more than a candidate function's tests: a CI runner has 7 GB

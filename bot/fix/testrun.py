@@ -18,11 +18,10 @@ from importlib import resources
 from bot.errors import UserError
 from bot.failures import Failure, Frame, ParseError, parse_junit, parse_pytest_output
 from bot.feedback import MEMORY_ERROR, NOT_COLLECTED, TIMEOUT_ERROR
+from bot.fix.broken_conftest import BrokenConftest, broken_conftest
+from bot.fix.command_env import pythonpath_entries, split_assignments
+from bot.fix.types import TestRun
 from sandbox import Job, Limits, RunResult, Sandbox
-
-from .broken_conftest import BrokenConftest, broken_conftest
-from .command_env import pythonpath_entries, split_assignments
-from .types import TestRun
 
 PROBE_MODULES = ("probe", "probe_coverage", "probe_memory", "probe_network", "probe_variants", "probe_swap",
                  "probe_others")  # bot/fix/NAME.py, shipped as fixbot_NAME.py
@@ -79,7 +78,7 @@ class TestCommand:
     @classmethod
     def parse(cls, text: str | None) -> TestCommand:
         # unittest_cmd raises this module's BadTestCommand, so it is imported here, not at the top (a cycle)
-        from .unittest_cmd import UNITTEST_PREFIXES, parse_unittest
+        from bot.fix.unittest_cmd import UNITTEST_PREFIXES, parse_unittest
 
         if not text or not text.strip():
             return cls()
@@ -102,7 +101,7 @@ class TestCommand:
         command's names resolved to node ids and directories (UnknownTestName when one names nothing there)."""
         if self.kind != "unittest":
             return self.args
-        from .unittest_cmd import parse_unittest, pytest_args
+        from bot.fix.unittest_cmd import parse_unittest, pytest_args
 
         return pytest_args(parse_unittest(self.args, str(self)), files, pythonpath=pythonpath)
 

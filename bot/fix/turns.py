@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.agent import RepairOptions, Schedule
-
-from .types import CodeTarget
-from .work import Work
+from bot.fix.types import CodeTarget
+from bot.fix.work import Work
 
 TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one is untried (see share)
 PASS_MIN_S = 45.0  # time left, at least, for another pass over the targets that failed (see another_pass)

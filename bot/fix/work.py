@@ -7,17 +7,16 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from bot.failures import Failure
-
-from .classify import EnvCause
-from .harness import with_code
-from .missing import MissingName, without_stubs
-from .pairs import PairKey
-from .patch import make_patch
-from .paths import is_test_path
-from .reproduce import CRASH, same_test
-from .result import BestAttempt, TargetRepair
-from .testrun import TestCommand
-from .types import Checkout, CodeTarget, TestRun
+from bot.fix.classify import EnvCause
+from bot.fix.harness import with_code
+from bot.fix.missing import MissingName, without_stubs
+from bot.fix.pairs import PairKey
+from bot.fix.patch import make_patch
+from bot.fix.paths import is_test_path
+from bot.fix.reproduce import CRASH, same_test
+from bot.fix.result import BestAttempt, TargetRepair
+from bot.fix.testrun import TestCommand
+from bot.fix.types import Checkout, CodeTarget, TestRun
 
 
 @dataclass

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 from bot.failures import Failure
 from bot.fix.result import FixResult, TargetRepair
-
-from .markdown import clip, code, fence, link, plain
-from .signature import marker
+from bot.github.markdown import clip, code, fence, link, plain
+from bot.github.signature import marker
 
 BODY_LIMIT = 65_536  # GitHub's limit for a PR body, in characters
 _MARGIN = 512  # slack under the limit for the truncation note and rounding

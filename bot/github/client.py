@@ -15,9 +15,9 @@ import tenacity
 from github import Auth, Github, GithubRetry
 from github.Repository import Repository
 
-from .errors import BadInput, GitHubError, translated
-from .redact import redact
-from .types import JobInfo, RunInfo
+from bot.github.errors import BadInput, GitHubError, translated
+from bot.github.redact import redact
+from bot.github.types import JobInfo, RunInfo
 
 DEFAULT_BASE_URL = "https://api.github.com"
 FAILED = frozenset({"failure", "timed_out"})  # job conclusions that mean the tests (or the job) broke

@@ -14,8 +14,7 @@ from github import BadCredentialsException, GithubException, RateLimitExceededEx
 from github.GithubException import RateLimitExceededExceedsMaxWait
 
 from bot.errors import UserError
-
-from .redact import redact
+from bot.github.redact import redact
 
 _MAX_LINE = 300
 _HINTS = {

@@ -22,12 +22,11 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from bot.fix.result import FixResult
-
-from . import body as render
-from .client import GitHubRepo
-from .errors import BadInput, BranchConflict, GitHubError, api_message
-from .signature import branch_name, carries, signature
-from .types import Publication
+from bot.github import body as render
+from bot.github.client import GitHubRepo
+from bot.github.errors import BadInput, BranchConflict, GitHubError, api_message
+from bot.github.signature import branch_name, carries, signature
+from bot.github.types import Publication
 
 log = logging.getLogger(__name__)
 

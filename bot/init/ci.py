@@ -10,8 +10,7 @@ from typing import Any, Literal
 import yaml
 
 from bot.fix.python_choice import job_python_versions
-
-from .repo import Repo
+from bot.init.repo import Repo
 
 RunnerKind = Literal["pytest", "unittest", "tox"]
 FIXBOT_ACTION = "fixbot-dev/fixbot"

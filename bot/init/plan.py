@@ -11,12 +11,10 @@ import yaml
 from bot.errors import UserError
 from bot.fix.python_choice import PythonChoice, choose_python
 from bot.fix.testrun import TestCommand
-from sandbox.image import DEFAULT_PYTHON, PYTHONS
-
-from .ci import CiWorkflow, ci_workflows
-from .install import install_lines
-from .repo import InitError, Repo, read_repo
-from .templates import (
+from bot.init.ci import CiWorkflow, ci_workflows
+from bot.init.install import install_lines
+from bot.init.repo import InitError, Repo, read_repo
+from bot.init.templates import (
     GRANTS,
     Grant,
     InJob,
@@ -26,7 +24,8 @@ from .templates import (
     in_job_workflow,
     workflow_run_workflow,
 )
-from .test_command import DetectedTests, detect_tests
+from bot.init.test_command import DetectedTests, detect_tests
+from sandbox.image import DEFAULT_PYTHON, PYTHONS
 
 WORKFLOW_PATH = ".github/workflows/fixbot.yml"
 CONFIG_PATH = ".github/fixbot.yml"

@@ -5,8 +5,8 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
-from .plan import WORKFLOW_PATH, InitPlan
-from .templates import DISPATCH_RESOLVE, FIXBOT
+from bot.init.plan import WORKFLOW_PATH, InitPlan
+from bot.init.templates import DISPATCH_RESOLVE, FIXBOT
 
 _TRIGGERS = {
     "in-job": "fixbot as the last step of the test job, when the tests fail",

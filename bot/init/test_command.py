@@ -17,9 +17,8 @@ from pathlib import Path
 from bot.fix.paths import is_test_path
 from bot.fix.testrun import BadTestCommand, TestCommand
 from bot.fix.types import Checkout
-
-from .ci import CiWorkflow, ci_workflows, commands, find_runner
-from .repo import Repo
+from bot.init.ci import CiWorkflow, ci_workflows, commands, find_runner
+from bot.init.repo import Repo
 
 DEFAULT_COMMAND = "pytest"
 # pytest options a CI line may carry that fixbot sets itself or that change which tests run to completion

@@ -5,8 +5,8 @@ imported only when a backend that needs them is opened.
 """
 from __future__ import annotations
 
-from .bundled import bundled_model_path, cache_dir, ensure_bundled_model
-from .errors import (
+from bot.llm.bundled import bundled_model_path, cache_dir, ensure_bundled_model
+from bot.llm.errors import (
                      BadAPIKey,
                      BadModelSpec,
                      LLMError,
@@ -17,9 +17,9 @@ from .errors import (
                      ScriptExhausted,
                      ToolsUnsupported,
 )
-from .scripted import ScriptedLLM
-from .spec import DEFAULT_MODEL, ModelSpec, open_llm, parse_model_spec
-from .types import LLM, Completion, JsonLLM, Message, ScoringLLM, Tool, ToolCall, ToolLLM
+from bot.llm.scripted import ScriptedLLM
+from bot.llm.spec import DEFAULT_MODEL, ModelSpec, open_llm, parse_model_spec
+from bot.llm.types import LLM, Completion, JsonLLM, Message, ScoringLLM, Tool, ToolCall, ToolLLM
 
 __all__ = ["BadAPIKey", "BadModelSpec", "Completion", "DEFAULT_MODEL", "JsonLLM", "LLM", "LLMError", "LLMRequestFailed",
            "Message", "MissingAPIKey", "ModelSpec", "ModelUnavailable", "ScoringLLM", "ScoringUnsupported",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 
-from .types import Message, Tool
+from bot.llm.types import Message, Tool
 
 
 def _functions(tools: Sequence[Tool]) -> str:

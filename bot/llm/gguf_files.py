@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .bundled import LOCAL_EXTRA, ensure_bundled_model
-from .errors import ModelUnavailable
-from .spec import ModelSpec
+from bot.llm.bundled import LOCAL_EXTRA, ensure_bundled_model
+from bot.llm.errors import ModelUnavailable
+from bot.llm.spec import ModelSpec
 
 GGUF_MAGIC = b"GGUF"
 

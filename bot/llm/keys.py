@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
 from urllib.parse import urlsplit
 
-from .errors import BadAPIKey, MissingAPIKey
+from bot.llm.errors import BadAPIKey, MissingAPIKey
 
 log = logging.getLogger(__name__)
 

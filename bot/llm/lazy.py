@@ -6,9 +6,9 @@ import threading
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .errors import ScoringUnsupported, ToolsUnsupported
-from .spec import open_llm
-from .types import LLM, Completion, JsonLLM, Message, ScoringLLM, Tool, ToolLLM
+from bot.llm.errors import ScoringUnsupported, ToolsUnsupported
+from bot.llm.spec import open_llm
+from bot.llm.types import LLM, Completion, JsonLLM, Message, ScoringLLM, Tool, ToolLLM
 
 
 class LazyModel:

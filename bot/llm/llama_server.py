@@ -16,10 +16,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import IO
 
-from .bundled import LOCAL_EXTRA
-from .errors import ModelUnavailable
-from .gguf_files import check_gguf
-from .llamacpp_backend import available_cores
+from bot.llm.bundled import LOCAL_EXTRA
+from bot.llm.errors import ModelUnavailable
+from bot.llm.gguf_files import check_gguf
+from bot.llm.llamacpp_backend import available_cores
 
 
 def free_port() -> int:

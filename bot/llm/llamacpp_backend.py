@@ -9,14 +9,14 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from .bundled import LOCAL_EXTRA
-from .chatml_tools import render, render_chat
-from .errors import LLMRequestFailed, ModelUnavailable
-from .gguf_files import check_gguf, resolve_gguf
-from .llamacpp_parallel import MAX_SEQUENCES, allow_sequences, decode_together, evaluate_prompt
-from .llamacpp_score import text_logprobs
-from .spec import ModelSpec
-from .types import Completion, Message, Tool, ToolCall, check_messages
+from bot.llm.bundled import LOCAL_EXTRA
+from bot.llm.chatml_tools import render, render_chat
+from bot.llm.errors import LLMRequestFailed, ModelUnavailable
+from bot.llm.gguf_files import check_gguf, resolve_gguf
+from bot.llm.llamacpp_parallel import MAX_SEQUENCES, allow_sequences, decode_together, evaluate_prompt
+from bot.llm.llamacpp_score import text_logprobs
+from bot.llm.spec import ModelSpec
+from bot.llm.types import Completion, Message, Tool, ToolCall, check_messages
 
 
 def available_cores() -> int:

@@ -12,8 +12,8 @@ from collections.abc import Sequence
 from os.path import commonprefix
 from typing import Any
 
-from .errors import LLMRequestFailed
-from .llamacpp_parallel import evaluate_prompt
+from bot.llm.errors import LLMRequestFailed
+from bot.llm.llamacpp_parallel import evaluate_prompt
 
 
 def _log_softmax(llama: Any, row: int) -> Any:

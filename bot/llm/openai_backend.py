@@ -14,10 +14,10 @@ from typing import Any, NoReturn
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
-from .errors import LLMRequestFailed, ModelUnavailable
-from .keys import BASE_ENV, KeyPool, resolve_keys, retry_after_s
-from .spec import ModelSpec
-from .types import Completion, Message, Tool, ToolCall, check_messages
+from bot.llm.errors import LLMRequestFailed, ModelUnavailable
+from bot.llm.keys import BASE_ENV, KeyPool, resolve_keys, retry_after_s
+from bot.llm.spec import ModelSpec
+from bot.llm.types import Completion, Message, Tool, ToolCall, check_messages
 
 log = logging.getLogger(__name__)
 # The statuses worth another try, as the OpenAI SDK itself judges them.

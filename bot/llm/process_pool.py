@@ -17,15 +17,15 @@ from collections.abc import Sequence
 from multiprocessing.connection import Connection
 from typing import Any
 
-from .errors import LLMError, LLMRequestFailed, ScoringUnsupported, ToolsUnsupported
-from .types import Completion, Message, Tool
+from bot.llm.errors import LLMError, LLMRequestFailed, ScoringUnsupported, ToolsUnsupported
+from bot.llm.types import Completion, Message, Tool
 
 
 def _serve(spec: str, options: dict[str, Any], conn: Connection) -> None:
     """The child: open the model, say whether that worked, then answer (method, args, kwargs) requests until
     told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
-    from .spec import open_llm
+    from bot.llm.spec import open_llm
 
     try:
         llm = open_llm(spec, **options)

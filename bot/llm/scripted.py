@@ -8,9 +8,9 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import BadModelSpec, ScriptExhausted
-from .spec import ModelSpec
-from .types import Completion, Message, Tool, ToolCall, check_messages
+from bot.llm.errors import BadModelSpec, ScriptExhausted
+from bot.llm.spec import ModelSpec
+from bot.llm.types import Completion, Message, Tool, ToolCall, check_messages
 
 
 class ScriptedLLM:

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import time
 
-from .spec import DEFAULT_MODEL, open_llm
-from .types import Message
+from bot.llm.spec import DEFAULT_MODEL, open_llm
+from bot.llm.types import Message
 
 
 def main() -> None:

@@ -14,8 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .errors import BadModelSpec, ToolsUnsupported
-from .types import LLM
+from bot.llm.errors import BadModelSpec, ToolsUnsupported
+from bot.llm.types import LLM
 
 Kind = Literal["openai", "llamacpp", "transformers", "scripted"]
 DEFAULT_MODEL = "llamacpp:bundled"
@@ -79,18 +79,18 @@ def open_llm(spec: str | ModelSpec, **options: Any) -> LLM:
 def _factory(kind: Kind) -> Callable[..., LLM]:
     # Imports stay inside: choosing `scripted:` must not import openai, llama_cpp or torch.
     if kind == "openai":
-        from .openai_backend import OpenAILLM
+        from bot.llm.openai_backend import OpenAILLM
 
         return OpenAILLM.from_spec
     if kind == "llamacpp":
-        from .llamacpp_backend import LlamaCppLLM
+        from bot.llm.llamacpp_backend import LlamaCppLLM
 
         return LlamaCppLLM.from_spec
     if kind == "transformers":
-        from .transformers_backend import TransformersLLM
+        from bot.llm.transformers_backend import TransformersLLM
 
         return TransformersLLM.from_spec
-    from .scripted import ScriptedLLM
+    from bot.llm.scripted import ScriptedLLM
 
     return ScriptedLLM.from_spec
 

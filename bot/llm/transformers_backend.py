@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import LLMRequestFailed, ModelUnavailable
-from .spec import ModelSpec
-from .types import Completion, Message, check_messages
+from bot.llm.errors import LLMRequestFailed, ModelUnavailable
+from bot.llm.spec import ModelSpec
+from bot.llm.types import Completion, Message, check_messages
 
 EXTRA = "fixbot[transformers]"
 
