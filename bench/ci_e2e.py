@@ -43,9 +43,9 @@ RUN_TIMEOUT_S = 1500.0
 # The test environment's cache tag, computed by the image itself (its pip settings, the Docker engine it sees),
 # so that --warm-env's opposite untags exactly the image fixbot would reuse.
 ENV_TAG = """
-from bot.fix.checkout import load_checkout
-from bot.fix.environment import EnvRequest, cache_tag, plan_environment
-from bot.fix.pip_settings import pip_settings
+from bot.checkout.repository import load_checkout
+from bot.environment.prepare import EnvRequest, cache_tag, plan_environment
+from bot.environment.pip_settings import pip_settings
 from sandbox.containers import connect
 from sandbox.image import default_image, image_exists
 choice, plan = plan_environment(load_checkout("/github/workspace"), EnvRequest())
@@ -87,7 +87,7 @@ def docker_args(world: dict, image: str, name: str) -> list[str]:
 def _pip_ca() -> list[str]:
     """A CA bundle this machine's pip is configured with (an intercepting proxy's), for the test environment's
     build container; a runner needs none."""
-    from bot.fix.pip_settings import read_pip_config
+    from bot.environment.pip_settings import read_pip_config
 
     cert = read_pip_config().get("cert")
     return ["-v", f"{cert}:/etc/fixbot-bench/ca.pem:ro", "-e", "PIP_CERT=/etc/fixbot-bench/ca.pem"] if cert else []

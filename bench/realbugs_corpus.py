@@ -12,9 +12,9 @@ from pathlib import Path
 import yaml
 from common import part_slice
 
+from bot.checkout.repository import commit_date, load_checkout
+from bot.environment.prepare import EnvRequest
 from bot.errors import UserError
-from bot.fix.checkout import commit_date, load_checkout
-from bot.fix.environment import EnvRequest
 from bot.fix.testrun import TestCommand
 from bot.init.test_command import detect_checkout_tests
 

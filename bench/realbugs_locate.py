@@ -34,13 +34,14 @@ from realbugs_score import SUITE_TIMEOUT_S, TEST_TIMEOUT_S, spans_between, tree_
 from rows import read_rows
 
 import bot
+from bot.checkout.repository import Checkout
+from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
-from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.locate import locate
 from bot.fix.reproduce import CRASH
 from bot.fix.run import SUITE_LIMITS
 from bot.fix.testrun import TestCommand, run_tests
-from bot.fix.types import Checkout, CodeTarget
+from bot.fix.types import CodeTarget
 from bot.fix.work import Work, test_roots
 from sandbox import open_sandbox
 from sandbox.containers import connect

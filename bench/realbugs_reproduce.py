@@ -25,8 +25,10 @@ from realbugs_corpus import Bug, Bundles, suite_command
 from realbugs_score import SuiteRunner, cached_runs, judge, runs_key, tree_files
 from rows import append_row
 
-from bot.errors import UserError
-from bot.fix.environment import (
+from bot.checkout.repository import Checkout
+from bot.environment.install.plan import InstallPlan
+from bot.environment.pip_settings import pip_settings
+from bot.environment.prepare import (
     FAILED,
     FAILED_COMPILER,
     Environment,
@@ -35,11 +37,9 @@ from bot.fix.environment import (
     plan_environment,
     prepare_environment,
 )
-from bot.fix.install_plan import InstallPlan
-from bot.fix.pip_settings import pip_settings
+from bot.errors import UserError
 from bot.fix.run import SUITE_LIMITS
 from bot.fix.testrun import TestCommand
-from bot.fix.types import Checkout
 from sandbox import open_sandbox
 from sandbox.containers import connect
 from sandbox.image import default_image, tools_spec

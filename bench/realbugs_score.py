@@ -27,13 +27,13 @@ from pathlib import Path
 from realbugs_corpus import Bug, Bundles, SuiteCommand
 
 from bot.agent.antipatterns import anti_patterns
+from bot.checkout.repository import Checkout, load_checkout
+from bot.environment.prepare import prepare_environment
 from bot.errors import UserError
 from bot.fix.by_module import run_by_module
-from bot.fix.checkout import load_checkout
-from bot.fix.environment import prepare_environment
 from bot.fix.run import SUITE_LIMITS
 from bot.fix.testrun import TestCommand, run_tests
-from bot.fix.types import Checkout, TestRun
+from bot.fix.types import TestRun
 from sandbox import open_sandbox
 
 SUITE_TIMEOUT_S = 1200.0  # one whole-suite run of one version

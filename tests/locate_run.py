@@ -10,8 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+from bot.checkout.repository import Checkout
 from bot.failures import parse_junit
-from bot.fix.types import Checkout, TestRun
+from bot.fix.types import TestRun
 
 PLUGIN = '''
 import json, os, sys

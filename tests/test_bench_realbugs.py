@@ -433,7 +433,7 @@ def test_a_set_up_that_fails_is_recorded_on_one_line_with_the_python_chosen(two_
                                                                           sandbox_image):
     from realbugs_reproduce import reproduce_bug
 
-    from bot.fix.environment import EnvRequest
+    from bot.environment.prepare import EnvRequest
 
     bundles, bug = two_tags
     r = reproduce_bug(bug, bundles, tmp_path / "where", client=docker_client,

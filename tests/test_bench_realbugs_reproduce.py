@@ -26,7 +26,7 @@ def test_reproduce_only_sets_up_runs_the_whole_suite_explains_and_resumes(shared
                                                                          base_39):
     from packaging.utils import canonicalize_name
 
-    from bot.fix.environment import image_lock
+    from bot.environment.prepare import image_lock
 
     out, rows = tmp_path / "out", tmp_path / "reproduce.jsonl"
     args = ["--reproduce-only", "--fresh", "--bugs", "youtube-dl-1,PySnooper-1", "--data",
@@ -68,7 +68,7 @@ def test_httpie_1_reproduces_with_its_users_setup_and_not_without(shared_data, t
     from realbugs_corpus import Bundles, load_manifest, select
     from realbugs_reproduce import reproduce_bug
 
-    from bot.fix.environment import EnvRequest
+    from bot.environment.prepare import EnvRequest
 
     bug = select(load_manifest(shared_data / "realbugs"), ids="httpie-1")[0]
     bundles = Bundles(shared_data / "realbugs", tmp_path / "clones")

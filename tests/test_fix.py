@@ -11,8 +11,8 @@ import pytest
 
 from bot.agent import Budgets, RepairOptions
 from bot.agent.search import SearchOptions
-from bot.fix.checkout import load_checkout
-from bot.fix.environment import EnvRequest, prepare_environment
+from bot.checkout.repository import load_checkout
+from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.fix.pipeline import FixOptions, FixRun, fix
 from bot.fix.result import to_markdown
 from bot.fix.testrun import TestCommand, run_tests

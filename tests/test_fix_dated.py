@@ -1,11 +1,11 @@
-"""Installing as of a date (bot/fix/dated.py): the cuts, and a requirement with no release for this Python by then
-installed at the earliest later cut that has one, the step then run again with the date."""
+"""Installing as of a date (bot/environment/dated.py): the cuts, and a requirement with no release for this Python
+by then installed at the earliest later cut that has one, the step then run again with the date."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
 
-from bot.fix.dated import MAX_LATER, install_dated, later_cuts, unmatched
+from bot.environment.dated import MAX_LATER, install_dated, later_cuts, unmatched
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Dependencies newer than the project (bot/fix/env_drift.py): real builds in the build container, through the
+"""Dependencies newer than the project (bot/environment/drift.py): real builds in the build container, through the
 package index. A project written against requests 2.3 imports `requests.compat.is_windows`, which later releases
 dropped; the environment goes back to the lowest version the project declares only when more of its modules
 import that way."""
@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import pytest
 
-from bot.fix.env_drift import Drift, pins_for
-from bot.fix.environment import Environment, EnvRequest
+from bot.checkout.repository import Checkout
+from bot.environment.drift import Drift, pins_for
+from bot.environment.prepare import Environment, EnvRequest
 from bot.fix.testrun import TestCommand, run_tests
-from bot.fix.types import Checkout
 from sandbox import open_sandbox
 from tests.test_fix_environment import built, unique, versions  # noqa: F401 (built: the fixture)
 

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from docker.errors import ImageNotFound
 
-from bot.fix.env_build import DependencyInstallFailed, lock_tag
-from bot.fix.environment import EnvRequest, prepare_environment, python_path
-from bot.fix.types import Checkout
+from bot.checkout.repository import Checkout
+from bot.environment.build import DependencyInstallFailed, lock_tag
+from bot.environment.prepare import EnvRequest, prepare_environment, python_path
 from sandbox import open_sandbox
 from sandbox.containers import OWNER_LABEL, owner_tag
 
@@ -329,7 +329,7 @@ def test_a_project_on_pytest_3_has_its_class_tests_named_as_today(built):
     assert again.failed == {failing} and not again.passed, again.output
 
 def test_no_available_python_is_one_line_naming_both(built):
-    from bot.fix.python_choice import NoSuitablePython
+    from bot.environment.python.choice import NoSuitablePython
 
     project = checkout({"pyproject.toml": '[project]\nname = "x"\nversion = "0"\nrequires-python = "<3.8"\n'})
     with pytest.raises(NoSuitablePython) as caught:

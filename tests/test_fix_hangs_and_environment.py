@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from bot.agent import Budgets, RepairOptions
-from bot.fix.checkout import load_checkout
-from bot.fix.environment import EnvRequest, prepare_environment
+from bot.checkout.repository import load_checkout
+from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.fix.pipeline import FixOptions, FixRun, fix
 from bot.fix.result import to_markdown
 from sandbox import open_sandbox

@@ -8,14 +8,14 @@ from dataclasses import replace
 
 import pytest
 
+from bot.checkout.repository import Checkout
+from bot.environment.drift import Floor
+from bot.environment.prepare import EnvRequest
 from bot.failures import Failure
 from bot.failures.types import Frame
-from bot.fix.env_drift import Floor
-from bot.fix.environment import EnvRequest
 from bot.fix.hold_back import raised_inside, to_hold_back, with_held_back
 from bot.fix.reproduce import FixRun, reproduce
 from bot.fix.testrun import TestCommand
-from bot.fix.types import Checkout
 from bot.llm import ScriptedLLM
 from sandbox import open_sandbox
 from tests.test_fix_environment import built, unique, versions  # noqa: F401 (built: the fixture)

@@ -3,7 +3,7 @@ another machine fails there whatever the code does. The probe records who tried;
 aside instead of repairing code for them, and says so."""
 from __future__ import annotations
 
-from bot.fix.checkout import load_checkout
+from bot.checkout.repository import load_checkout
 from bot.fix.result import to_markdown
 from bot.fix.testrun import TestCommand, run_tests
 from sandbox import open_sandbox

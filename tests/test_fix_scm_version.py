@@ -7,11 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from bot.fix.checkout import load_checkout
-from bot.fix.install_plan import install_plan
-from bot.fix.scm_version import pretend_version_env
+from bot.checkout.repository import Checkout, load_checkout
+from bot.environment.install.plan import install_plan
+from bot.environment.install.scm_version import pretend_version_env
 from bot.fix.testrun import TestCommand, run_tests
-from bot.fix.types import Checkout
 from sandbox import open_sandbox
 
 from .test_fix_environment import built, unique, versions  # noqa: F401 (built: a fixture)

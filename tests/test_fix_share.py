@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import time
 
+from bot.checkout.repository import Checkout
 from bot.fix.turns import TARGET_SHARE, alone, share
-from bot.fix.types import Checkout, CodeTarget
+from bot.fix.types import CodeTarget
 from bot.fix.work import Work
 
 

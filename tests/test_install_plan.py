@@ -1,6 +1,6 @@
-"""bot/fix/install_plan.py: which pip commands rebuild a repository's test environment, read from repositories made
-here (and from three real projects of the realbugs corpus); the relocated requirements files are checked with the
-real pip (offline, --dry-run)."""
+"""bot/environment/install/plan.py: which pip commands rebuild a repository's test environment, read from
+repositories made here (and from three real projects of the realbugs corpus); the relocated requirements files are
+checked with the real pip (offline, --dry-run)."""
 from __future__ import annotations
 
 import json
@@ -11,10 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.checkout.repository import Checkout, load_checkout
+from bot.environment.install.plan import BUILD_DIR, InstallPlan, install_plan
 from bot.errors import UserError
-from bot.fix.checkout import load_checkout
-from bot.fix.install_plan import BUILD_DIR, InstallPlan, install_plan
-from bot.fix.types import Checkout
 
 BASE = {"pkg/__init__.py": "def answer():\n    return 42\n",
         "tests/test_pkg.py": "from pkg import answer\n\n\ndef test_answer():\n    assert answer() == 42\n"}
@@ -372,8 +371,8 @@ def test_a_project_that_may_not_build_falls_back_to_its_static_dependencies(tmp_
 
 
 def test_of_several_tox_environments_for_one_python_the_plain_run_is_read():
-    from bot.fix.tox_deps import read_tox
-    from bot.fix.types import Checkout
+    from bot.checkout.repository import Checkout
+    from bot.environment.install.tox import read_tox
 
     ini = ("[tox]\nenvlist = py37-{cdh,core,postgres}\n\n[testenv]\ndeps =\n  mock\n  cdh: snakebite\n"
            "  cdh: hdfs\n  postgres: psycopg2\n")
@@ -384,8 +383,8 @@ def test_of_several_tox_environments_for_one_python_the_plain_run_is_read():
 
 
 def test_an_extra_that_provides_what_the_tests_import_is_installed_whatever_its_name():
-    from bot.fix.install_plan import install_plan
-    from bot.fix.types import Checkout
+    from bot.checkout.repository import Checkout
+    from bot.environment.install.plan import install_plan
 
     setup = ("from setuptools import setup\nsetup(name='blk', extras_require={'d': ['aiohttp>=3.3.2', "
              "'aiohttp-cors'], 'colorama': ['colorama>=0.4']})\n")

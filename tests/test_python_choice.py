@@ -9,10 +9,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bot.checkout.repository import Checkout, load_checkout
+from bot.environment.python.choice import NoSuitablePython, PythonChoice, choose_python
 from bot.errors import UserError
-from bot.fix.checkout import load_checkout
-from bot.fix.python_choice import NoSuitablePython, PythonChoice, choose_python
-from bot.fix.types import Checkout
 
 AVAILABLE = ("3.9", "3.11", "3.13")
 

@@ -1,12 +1,12 @@
-"""Which Python the failing job of a GitHub Actions workflow runs (bot.fix.python_choice.job_python_versions):
+"""Which Python the failing job of a GitHub Actions workflow runs (bot.environment.python.choice.job_python_versions):
 matrices, include and exclude, names as GitHub writes them, and the job's versions as the choice's first source
 after an explicit one."""
 from __future__ import annotations
 
 import pytest
 
-from bot.fix.python_choice import PythonChoice, job_python_versions
-from bot.fix.python_workflow import job_test_env
+from bot.environment.python.choice import PythonChoice, job_python_versions
+from bot.environment.python.workflow import job_test_env
 
 from .test_python_choice import choose, tox_ini
 

@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from bot.checkout.repository import load_checkout
+from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
-from bot.fix.checkout import load_checkout
-from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.testrun import BadTestCommand, TestCommand, run_tests
 from bot.fix.unittest_cmd import ONLY_TESTCASES, UnknownTestName
 from sandbox import open_sandbox

@@ -17,19 +17,18 @@ from pathlib import Path
 
 from bot.action.event import BadEvent, Plan, plan, read_event
 from bot.action.runner_io import RunnerIO
+from bot.checkout.repository import Checkout, commit_date, load_checkout
 from bot.config import Config, load_file, with_inputs
+from bot.environment.prepare import EnvRequest
+from bot.environment.python.choice import job_python_versions
+from bot.environment.python.workflow import job_test_env, shared_values
 from bot.errors import UserError
 from bot.failures import Failure, ParseError, parse_ci_log
-from bot.fix.checkout import commit_date, load_checkout
-from bot.fix.environment import EnvRequest
 from bot.fix.patch import apply_patch, touched_files
 from bot.fix.pipeline import FixOptions
-from bot.fix.python_choice import job_python_versions
-from bot.fix.python_workflow import job_test_env, shared_values
 from bot.fix.result import FixResult, write_outputs
 from bot.fix.run import fix_checkout
 from bot.fix.testrun import TestCommand
-from bot.fix.types import Checkout
 from bot.github.client import GitHubRepo, connect
 from bot.github.publish import publish
 from bot.github.redact import redact as redact_text

@@ -6,10 +6,10 @@ import shlex
 import sys
 import time
 
+from bot.checkout.repository import DEFAULT_MAX_MB, load_checkout
 from bot.cli.fix_cmd import add_env_args, env_request_from
-from bot.fix.checkout import DEFAULT_MAX_MB, load_checkout
-from bot.fix.environment import cache_tag, image_lock, plan_environment, prepare_environment
-from bot.fix.pip_settings import pip_settings
+from bot.environment.pip_settings import pip_settings
+from bot.environment.prepare import cache_tag, image_lock, plan_environment, prepare_environment
 from sandbox.containers import connect
 from sandbox.image import default_image, image_exists
 

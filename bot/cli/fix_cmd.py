@@ -11,11 +11,11 @@ from pathlib import Path
 
 from bot.agent.options import CHOICES, FIX_REPAIR
 from bot.agent.types import AGENTS
+from bot.checkout.repository import DEFAULT_MAX_MB, commit_date, load_checkout
 from bot.cli.options import add_model_args, add_samples_arg, check_samples
+from bot.environment.prepare import EnvRequest
 from bot.errors import UserError
 from bot.failures import parse_ci_log
-from bot.fix.checkout import DEFAULT_MAX_MB, commit_date, load_checkout
-from bot.fix.environment import EnvRequest
 from bot.fix.patch import PatchRejected, apply_patch
 from bot.fix.pipeline import FixOptions
 from bot.fix.result import write_outputs

@@ -8,9 +8,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.checkout.paths import is_test_path
 from bot.failures import Failure
 from bot.failures.pytest_output import parse_conftest_error
-from bot.fix.paths import is_test_path
 
 # The runner's work dir (/work/run-XXXX/<job index>) is the root the traceback's paths are relative to.
 _RUN_ROOT = re.compile(r"ImportError while loading conftest '(?P<root>[^']*?/run-[^/']+/\d+)/")

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from bot.agent import Target
 from bot.agent.code import statement_blocks
 from bot.agent.evidence import hot_lines
+from bot.checkout.repository import Checkout
 from bot.fix.locate import covered_lines
-from bot.fix.types import Checkout, CodeTarget, TestRun
+from bot.fix.types import CodeTarget, TestRun
 
 MAX_FUNCTION_LINES = 40
 MAX_EXCERPT_LINES = 24

@@ -5,15 +5,15 @@ not because of the project's code. The environment is then built again with the 
 suite reproduced there; the older release is kept only when fewer tests fail with it and every test that passed
 still passes. The bug-exposing tests fail either way: they fail in the project's code.
 
-The import check (bot/fix/env_drift.py) catches the same kind of drift where it breaks an import; this is the
+The import check (bot/environment/drift.py) catches the same kind of drift where it breaks an import; this is the
 behaviour change that only a test run shows."""
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from bot.environment.drift import Floor
 from bot.failures import Failure
-from bot.fix.env_drift import Floor
 from bot.fix.reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout
 
 SITE_DIRS = ("/site-packages/", "/dist-packages/")

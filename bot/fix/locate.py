@@ -44,10 +44,11 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from bot.checkout.repository import Checkout
 from bot.failures import Failure
 from bot.fix.project_files import ProjectFiles, is_target_file
 from bot.fix.spans import Span, broken_span
-from bot.fix.types import Checkout, CodeTarget, TestRun
+from bot.fix.types import CodeTarget, TestRun
 
 _SYNTAX = ("SyntaxError", "IndentationError", "TabError")
 _CALL = re.compile(r"(\.)?\b([A-Za-z_]\w*)\s*\(")

@@ -14,7 +14,7 @@ from pathlib import Path, PurePosixPath
 from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
-from bot.fix.paths import is_test_path
+from bot.checkout.paths import is_test_path
 
 NO_NEWLINE = "\\ No newline at end of file\n"
 

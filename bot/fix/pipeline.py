@@ -16,6 +16,8 @@ from typing import Any
 from bot.agent import FIX_REPAIR, AgentContext, Attempt, Briefing, RepairOptions, Target
 from bot.agent.antipatterns import anti_patterns
 from bot.agent.types import RepairInterrupted, SearchRound
+from bot.checkout.paths import in_paths
+from bot.checkout.repository import Checkout
 from bot.errors import Stopped, UserError
 from bot.failures import Failure
 from bot.fix.briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
@@ -27,7 +29,6 @@ from bot.fix.locate import locate
 from bot.fix.missing import described, is_stub, missing_names, with_stubs
 from bot.fix.pairs import next_pair, pair_key
 from bot.fix.patch import PatchRejected, make_patch, validate
-from bot.fix.paths import in_paths
 from bot.fix.project_files import folders_of_tests, is_target_file
 from bot.fix.renames import find_renames, rename_explanation, rename_repair
 from bot.fix.reproduce import (
@@ -44,7 +45,7 @@ from bot.fix.result import FixResult, MadeBy, RepairStatus, RepairStop, TargetRe
 from bot.fix.stop import alarm_at
 from bot.fix.testrun import TestCommand
 from bot.fix.turns import alone, another_pass, share, turn
-from bot.fix.types import Checkout, CodeTarget, FixStatus
+from bot.fix.types import CodeTarget, FixStatus
 from bot.fix.work import Work, best_attempt, still_failing, test_roots
 from sandbox.errors import SandboxError
 

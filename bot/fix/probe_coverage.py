@@ -2,7 +2,7 @@
 with a context per test, and read back as which tests ran which lines.
 
 coverage.py comes from fixbot's tools directory when the environment put one there (the project pins a coverage.py
-older than per-test contexts need: bot/fix/env_build.py), else from the environment. When it cannot start, the run
+older than per-test contexts need: bot/environment/build.py), else from the environment. When it cannot start, the run
 goes on without it and says so: the ranking then reads tracebacks only.
 
 Standard library and coverage only: this file runs inside the sandbox's Python (3.9+), never on the host."""

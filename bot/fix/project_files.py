@@ -8,9 +8,9 @@ import re
 from collections.abc import Iterable, Sequence
 from functools import cache
 
-from bot.fix.paths import clean_root, is_test_path, under
+from bot.checkout.paths import clean_root, is_test_path, under
+from bot.checkout.repository import Checkout
 from bot.fix.spans import Span, code_spans
-from bot.fix.types import Checkout
 
 SANDBOX_WORKDIR = "/work/"  # where the sandbox puts the checkout; frames inside it carry this prefix
 _ENV_DIRS = {"site-packages", "dist-packages", "venv", "__pypackages__", "node_modules"}

@@ -6,11 +6,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from bot.environment.drift import Floor
 from bot.errors import UserError
 from bot.failures import Failure
 from bot.fix.by_module import run_by_module
 from bot.fix.classify import EnvCause, Setting, broken_plugins, classify
-from bot.fix.env_drift import Floor
 from bot.fix.result import RunSummary
 from bot.fix.testrun import TestCommand, run_tests
 from bot.fix.types import CodeTarget, FixStatus, TestRun

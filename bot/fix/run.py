@@ -9,13 +9,13 @@ from dataclasses import replace
 
 import docker
 
+from bot.checkout.repository import Checkout
+from bot.environment.build import DependencyInstallFailed
+from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
-from bot.fix.env_build import DependencyInstallFailed
-from bot.fix.environment import EnvRequest, prepare_environment
 from bot.fix.pipeline import FixOptions, FixRun, fix
 from bot.fix.reproduce import EnvChange
 from bot.fix.result import FixResult
-from bot.fix.types import Checkout
 from bot.llm.lazy import LazyModel
 from sandbox import Limits, Sandbox, open_sandbox
 from sandbox.containers import connect

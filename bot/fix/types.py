@@ -12,17 +12,6 @@ FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky", "needs_netw
 
 
 @dataclass(frozen=True)
-class Checkout:
-    """The files of the user's repository that the sandbox gets (no .git, caches or virtualenvs)."""
-
-    root: str  # absolute path on the host
-    files: Mapping[str, bytes]  # posix path relative to root -> content
-
-    def text(self, path: str) -> str:
-        return self.files[path].decode("utf-8", "surrogateescape")
-
-
-@dataclass(frozen=True)
 class TestRun:
     """One pytest run of (part of) the suite in the sandbox, read from its JUnit XML and output."""
 

@@ -6,17 +6,18 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from bot.checkout.paths import is_test_path
+from bot.checkout.repository import Checkout
 from bot.failures import Failure
 from bot.fix.classify import EnvCause
 from bot.fix.harness import with_code
 from bot.fix.missing import MissingName, without_stubs
 from bot.fix.pairs import PairKey
 from bot.fix.patch import make_patch
-from bot.fix.paths import is_test_path
 from bot.fix.reproduce import CRASH, same_test
 from bot.fix.result import BestAttempt, TargetRepair
 from bot.fix.testrun import TestCommand
-from bot.fix.types import Checkout, CodeTarget, TestRun
+from bot.fix.types import CodeTarget, TestRun
 
 
 @dataclass

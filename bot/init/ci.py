@@ -9,7 +9,7 @@ from typing import Any, Literal
 
 import yaml
 
-from bot.fix.python_choice import job_python_versions
+from bot.environment.python.choice import job_python_versions
 from bot.init.repo import Repo
 
 RunnerKind = Literal["pytest", "unittest", "tox"]

@@ -1,13 +1,13 @@
 """The install lines of the in-job workflow: the same pip steps fixbot's sandbox runs for the repository
-(bot.fix.install_plan: the project with its test extras, dependency groups, requirement files, tox's deps), as
+(bot.environment.install.plan: the project with its test extras, dependency groups, requirement files, tox's deps), as
 shell lines run from the checkout on the runner's Python, and the test runner itself."""
 from __future__ import annotations
 
 import posixpath
 import shlex
 
-from bot.fix.install_plan import BUILD_DIR, InstallStep, install_plan
-from bot.fix.types import Checkout
+from bot.checkout.repository import Checkout
+from bot.environment.install.plan import BUILD_DIR, InstallStep, install_plan
 
 _FILE_OPTIONS = {"-r", "--requirement", "-c", "--constraint"}
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import yaml
 
+from bot.environment.python.choice import PythonChoice, choose_python
 from bot.errors import UserError
-from bot.fix.python_choice import PythonChoice, choose_python
 from bot.fix.testrun import TestCommand
 from bot.init.ci import CiWorkflow, ci_workflows
 from bot.init.install import install_lines

@@ -6,11 +6,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from bot.checkout.paths import is_test_path
+from bot.checkout.repository import SKIP_DIRS, Checkout
+from bot.environment.install.requirement_files import DECLARATION_FILE
 from bot.errors import UserError
-from bot.fix.checkout import SKIP_DIRS
-from bot.fix.paths import is_test_path
-from bot.fix.requirement_files import DECLARATION_FILE
-from bot.fix.types import Checkout
 
 # What the detection and the install plan read; the rest of the repository (sources, data) is not needed.
 _SUFFIXES = {".txt", ".in", ".toml", ".cfg", ".ini", ".yml", ".yaml"}

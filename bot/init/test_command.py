@@ -14,9 +14,9 @@ from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import Path
 
-from bot.fix.paths import is_test_path
+from bot.checkout.paths import is_test_path
+from bot.checkout.repository import Checkout
 from bot.fix.testrun import BadTestCommand, TestCommand
-from bot.fix.types import Checkout
 from bot.init.ci import CiWorkflow, ci_workflows, commands, find_runner
 from bot.init.repo import Repo
 

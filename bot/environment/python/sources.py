@@ -11,9 +11,9 @@ from dataclasses import dataclass
 
 import yaml
 
+from bot.checkout.repository import Checkout
+from bot.environment.python.workflow import pythons_of_test_jobs
 from bot.errors import UserError
-from bot.fix.python_workflow import pythons_of_test_jobs
-from bot.fix.types import Checkout
 
 # (major, minor); minor None when the entry names only a major ("py3", "3.x")
 Wanted = tuple[int, int | None]

@@ -13,7 +13,7 @@ import subprocess
 
 from packaging.version import InvalidVersion, Version
 
-from bot.fix.types import Checkout
+from bot.checkout.repository import Checkout
 
 _PLUGINS = re.compile(r"setuptools[_-]scm|hatch-vcs|vcs-versioning|use_scm_version")
 FALLBACK = "0.0.0"

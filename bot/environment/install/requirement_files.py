@@ -12,7 +12,7 @@ import shlex
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from bot.fix.types import Checkout
+from bot.checkout.repository import Checkout
 
 # Top-level files installed as they are: requirements.txt and the ones named for tests or development.
 _TOP_LEVEL = re.compile(r"requirements\.txt"

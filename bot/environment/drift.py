@@ -1,5 +1,5 @@
 """Dependencies newer than the project: after the build installs the newest versions its declarations allow, the
-checkout's modules and test files are imported in the build container (bot/fix/import_check.py); an import that
+checkout's modules and test files are imported in the build container (bot/inside/import_check.py); an import that
 fails inside an installed distribution (`cannot import name 'is_windows' from 'requests.compat'`) means the
 project was written against an older release. The distribution is then pinned to the lowest version the project
 declares (`requests>=2.3.0` → `requests==2.3.0`), as its CI installed when that bound was new."""
@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from importlib import resources
 
 from sandbox.builder import SRC, BuildBox
 
@@ -72,7 +72,7 @@ def check_imports(box: BuildBox, project: Sequence[str]) -> ImportCheck:
     """The checkout's imports that fail, with the lowest versions `project` (its installed distributions)
     declares; nothing found when the check itself did not finish (a module that ends the process, a hang): it
     only ever adds information."""
-    script = (Path(__file__).parent / "import_check.py").read_text()
+    script = resources.files("bot.inside").joinpath("import_check.py").read_text(encoding="utf-8")
     run = box.run(("python3", "-c", script, SRC, REPORT, *project), timeout_s=CHECK_TIMEOUT_S, echo=False)
     report = box.run(("cat", REPORT), timeout_s=30, echo=False)
     try:

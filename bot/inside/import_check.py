@@ -8,7 +8,7 @@ further arguments name the project's own installed distributions (the lock scrip
 give the lowest versions; `floors` lists every declared dependency installed above its lowest declared version,
 with its top-level modules (a test that fails inside one of them may need the older release).
 
-Kept free of fixbot imports: bot/fix/environment.py sends this file's text to the container.
+Kept free of fixbot imports: bot/environment/prepare.py sends this file's text to the container.
 """
 import importlib
 import json

@@ -1,5 +1,5 @@
 """One build of a test environment image: the install plan's steps run in a build container on the chosen Python's
-sandbox base (sandbox/builder.py), the checkout's imports checked (bot/fix/env_drift.py, a second build with older
+sandbox base (sandbox/builder.py), the checkout's imports checked (bot/environment/drift.py, a second build with older
 pins when more of them import), the project's own copy uninstalled, the container committed under its cache tag
 with the lock as a label.
 
@@ -18,18 +18,18 @@ from dataclasses import dataclass, replace
 
 import docker
 
+from bot.checkout.repository import Checkout
+from bot.environment.dated import install_dated
+from bot.environment.drift import Floor, ImportCheck, check_imports, pins_for
+from bot.environment.install.plan import BUILD_DIR, InstallPlan, InstallStep
+from bot.environment.pip_settings import PipSettings
 from bot.errors import UserError
-from bot.fix.dated import install_dated
-from bot.fix.env_drift import Floor, ImportCheck, check_imports, pins_for
-from bot.fix.install_plan import BUILD_DIR, InstallPlan, InstallStep
-from bot.fix.pip_settings import PipSettings
-from bot.fix.types import Checkout
 from sandbox.builder import SRC, BuildBox, BuildSpec, CommandResult, build_box
 
 ENV_REPOSITORY = "fixbot-env"
 RECIPE = "6"  # part of the cache key: a change to how environments are built never reuses an old one
 LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
-PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/fix/env_drift.py)
+PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/environment/drift.py)
 AS_OF_LABEL = "fixbot.env.as-of"  # the date no release installed is newer than, when the build was cut
 GENERATED_LABEL = "fixbot.env.generated"  # {path: text} of modules the build wrote into the tree (_generated)
 FLOORS_LABEL = "fixbot.env.floors"  # declared dependencies installed above their lowest declared version (Floor.line)
@@ -97,7 +97,7 @@ def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str
 
 
 def _run_step(box: BuildBox, argv: Sequence[str], what: str, as_of: str | None, log: Callable[[str], None]) -> None:
-    """A step, as of a date when given (pip's installs only: bot/fix/dated.py)."""
+    """A step, as of a date when given (pip's installs only: bot/environment/dated.py)."""
     if not as_of or tuple(argv[:4]) != (*PIP, "install"):
         _run(box, argv, what)
         return

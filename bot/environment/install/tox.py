@@ -16,8 +16,8 @@ import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from bot.fix.python_sources import expand_env, tox_env_python
-from bot.fix.types import Checkout
+from bot.checkout.repository import Checkout
+from bot.environment.python.sources import expand_env, tox_env_python
 
 _CONDITION = re.compile(r"(?P<cond>[\w{}.!,-]+):\s+(?P<value>.+)")  # tox's own pattern for `factors: value`
 _SECTION_REF = re.compile(r"\{\[(?P<section>[^\]]+)\](?P<key>[^}]+)\}")

@@ -17,9 +17,9 @@ from typing import Any
 
 from packaging.utils import canonicalize_name
 
-from bot.fix.paths import is_test_path
-from bot.fix.python_sources import read_pyproject
-from bot.fix.requirement_files import (
+from bot.checkout.paths import is_test_path
+from bot.checkout.repository import Checkout
+from bot.environment.install.requirement_files import (
     DECLARATION_FILE,
     chosen_requirement_files,
     install_roots,
@@ -27,10 +27,10 @@ from bot.fix.requirement_files import (
     relocate,
     scan_lines,
 )
-from bot.fix.scm_version import pretend_version_env
-from bot.fix.setup_py import read_setup_py
-from bot.fix.tox_deps import ToxDeps, read_tox
-from bot.fix.types import Checkout
+from bot.environment.install.scm_version import pretend_version_env
+from bot.environment.install.setup_py import read_setup_py
+from bot.environment.install.tox import ToxDeps, read_tox
+from bot.environment.python.sources import read_pyproject
 
 TEST_NAMES = ("test", "tests", "testing", "dev")  # extras and dependency groups installed for the tests
 BUILD_DIR = ".fixbot-build"  # under /src: the files the plan writes before running its steps

@@ -3,16 +3,28 @@ from __future__ import annotations
 
 import os
 import subprocess
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 
+from bot.checkout.paths import is_test_path
 from bot.errors import UserError
-from bot.fix.paths import is_test_path
-from bot.fix.types import Checkout
 
 # Never shipped to the sandbox: version control, virtualenvs, caches and build output.
 SKIP_DIRS = {".git", ".hg", ".svn", ".venv", "venv", "env", ".env", "node_modules", "__pycache__", ".tox", ".nox",
              ".mypy_cache", ".pytest_cache", ".ruff_cache", ".eggs", "build", "dist", ".fixbot", ".idea", ".vscode"}
 DEFAULT_MAX_MB = 50.0
+
+
+@dataclass(frozen=True)
+class Checkout:
+    """The files of the user's repository that the sandbox gets (no .git, caches or virtualenvs)."""
+
+    root: str  # absolute path on the host
+    files: Mapping[str, bytes]  # posix path relative to root -> content
+
+    def text(self, path: str) -> str:
+        return self.files[path].decode("utf-8", "surrogateescape")
 
 
 class BadRepository(UserError):
@@ -57,7 +69,7 @@ def load_checkout(path: str | Path, *, max_mb: float = DEFAULT_MAX_MB) -> Checko
 
 def commit_date(root: str | Path) -> str | None:
     """The date of the commit checked out at `root` (ISO 8601, UTC), or None outside a git repository: the day the
-    failing code was written, which dates the dependencies it was tested with (bot/fix/environment.py)."""
+    failing code was written, which dates the dependencies it was tested with (bot/environment/prepare.py)."""
     try:
         proc = subprocess.run(["git", "-C", str(root), "log", "-1", "--format=%cI"], capture_output=True, text=True,
                               timeout=30)

@@ -13,8 +13,8 @@ from dataclasses import dataclass, replace
 from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.version import InvalidVersion, Version
 
-from bot.errors import UserError
-from bot.fix.python_sources import (
+from bot.checkout.repository import Checkout
+from bot.environment.python.sources import (
     Listed,
     Specified,
     Wanted,
@@ -27,8 +27,8 @@ from bot.fix.python_sources import (
     travis_pythons,
     workflow_pythons,
 )
-from bot.fix.python_workflow import job_python_versions
-from bot.fix.types import Checkout
+from bot.environment.python.workflow import job_python_versions
+from bot.errors import UserError
 
 __all__ = ["NoSuitablePython", "PythonChoice", "choose_python", "job_python_versions"]
 

@@ -1,7 +1,7 @@
 """The test environment as the project's CI builds it, cached as an image the tests run in (network-less).
 
-Which Python: bot/fix/python_choice.py. What to install: bot/fix/install_plan.py (pip's own commands). Where:
-a build container on that Python's sandbox base that reaches the package index and nothing else
+Which Python: bot/environment/python/choice.py. What to install: bot/environment/install/plan.py (pip's own
+commands). Where: a build container on that Python's sandbox base that reaches the package index and nothing else
 (sandbox/builder.py). The project itself is installed with its dependencies, then uninstalled: its code comes
 from the checkout, copied into every test run, so a candidate fix is what the tests import.
 """
@@ -16,7 +16,8 @@ from dataclasses import dataclass, field, replace
 
 import docker
 
-from bot.fix.env_build import (
+from bot.checkout.repository import Checkout
+from bot.environment.build import (
     ENV_REPOSITORY,
     FLOORS_LABEL,
     GENERATED_LABEL,
@@ -26,11 +27,10 @@ from bot.fix.env_build import (
     DependencyInstallFailed,
     build,
 )
-from bot.fix.env_drift import Floor
-from bot.fix.install_plan import InstallPlan, install_plan
-from bot.fix.pip_settings import PipSettings, pip_settings
-from bot.fix.python_choice import PythonChoice, choose_python
-from bot.fix.types import Checkout
+from bot.environment.drift import Floor
+from bot.environment.install.plan import InstallPlan, install_plan
+from bot.environment.pip_settings import PipSettings, pip_settings
+from bot.environment.python.choice import PythonChoice, choose_python
 from sandbox.image import (
     PYTHONS,
     ImageSpec,
@@ -54,7 +54,7 @@ class EnvRequest:
     setup: tuple[str, ...] = ()  # shell commands that replace the inferred install steps
     ci_versions: tuple[str, ...] = ()  # the failing job's python-version values
     hold_back: tuple[str, ...] = ()  # `name==version` to install with, from the tests (bot/fix/hold_back.py)
-    # The failing commit's date (bot/fix/checkout.py): when today's releases do not install, the build resolves
+    # The failing commit's date (bot/checkout/repository.py): when today's releases do not install, the build resolves
     # again with nothing uploaded after it, as the project's CI resolved on that day
     commit_date: str | None = None
     as_of: str | None = None  # install nothing uploaded after this date (the user's --as-of, or that fallback)
