@@ -15,7 +15,7 @@ from common import part_slice
 from bot.checkout.repository import commit_date, load_checkout
 from bot.environment.prepare import EnvRequest
 from bot.errors import UserError
-from bot.fix.testrun import TestCommand
+from bot.fix.reproduce.command import TestCommand
 from bot.init.test_command import detect_checkout_tests
 
 REPO = Path(__file__).resolve().parents[1]

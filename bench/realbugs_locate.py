@@ -38,9 +38,10 @@ from bot.checkout.repository import Checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
 from bot.fix.locate import locate
-from bot.fix.reproduce import CRASH
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.runs import CRASH
+from bot.fix.reproduce.testrun import run_tests
 from bot.fix.run import SUITE_LIMITS
-from bot.fix.testrun import TestCommand, run_tests
 from bot.fix.types import CodeTarget
 from bot.fix.work import Work, test_roots
 from sandbox import open_sandbox

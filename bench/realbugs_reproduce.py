@@ -38,8 +38,8 @@ from bot.environment.prepare import (
     prepare_environment,
 )
 from bot.errors import UserError
+from bot.fix.reproduce.command import TestCommand
 from bot.fix.run import SUITE_LIMITS
-from bot.fix.testrun import TestCommand
 from sandbox import open_sandbox
 from sandbox.containers import connect
 from sandbox.image import default_image, tools_spec

@@ -30,9 +30,10 @@ from bot.agent.antipatterns import anti_patterns
 from bot.checkout.repository import Checkout, load_checkout
 from bot.environment.prepare import prepare_environment
 from bot.errors import UserError
-from bot.fix.by_module import run_by_module
+from bot.fix.reproduce.by_module import run_by_module
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_tests
 from bot.fix.run import SUITE_LIMITS
-from bot.fix.testrun import TestCommand, run_tests
 from bot.fix.types import TestRun
 from sandbox import open_sandbox
 
@@ -342,7 +343,7 @@ class SuiteRunner:
 
     def run(self, files: Mapping[str, bytes], select: frozenset[str] = frozenset()) -> SuiteOutcome:
         """One run; a whole suite that does not finish, or runs out of memory, runs again a module at a time, as
-        fixbot's own runs do (bot/fix/by_module.py)."""
+        fixbot's own runs do (bot/fix/reproduce/by_module.py)."""
         run = run_tests(self.sandbox, files, self.command, pythonpath=self.pythonpath, select=select,
                         timeout=self.timeout, test_timeout=TEST_TIMEOUT_S, strict=False)
         if (run.timed_out or run.oom_killed) and not select:

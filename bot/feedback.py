@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from bot.failures import Failure
 from bot.failures.pytest_output import report_blocks
 
-# `Failure.error_type` of the records bot.fix.testrun makes from its pytest plugin's report
+# `Failure.error_type` of the records bot.fix.reproduce.testrun makes from its pytest plugin's report
 TIMEOUT_ERROR = "TestTimeout"  # the per-test time limit stopped the test
 MEMORY_ERROR = "TestMemoryLimit"  # the memory guard stopped the test before the container ran out of memory
 NOT_COLLECTED = "NotCollected"  # a selected test id that the run did not collect

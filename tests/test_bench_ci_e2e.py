@@ -52,7 +52,8 @@ def test_the_names_the_parts_read_are_fixbots_own():
     # the group titles `fixbot ci` prints and the purposes of the pipeline's suite runs: a rename fails here
     ci = (REPO / "bot" / "cli" / "ci_cmd.py").read_text()
     assert all(f'io.group("{title}")' in ci for title in (LOG_READ_GROUP, FIX_GROUP, PUBLISH_GROUP))
-    runs = (REPO / "bot" / "fix" / "reproduce.py").read_text() + (REPO / "bot" / "fix" / "pipeline.py").read_text()
+    fix = REPO / "bot" / "fix"
+    runs = (fix / "reproduce" / "runs.py").read_text() + (fix / "pipeline.py").read_text()
     assert all(f'"{purpose}"' in runs for purpose in REPRODUCE_RUNS + VERIFY_RUNS)
 
 

@@ -13,9 +13,11 @@ from bot.agent import Budgets, RepairOptions
 from bot.agent.search import SearchOptions
 from bot.checkout.repository import load_checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
-from bot.fix.pipeline import FixOptions, FixRun, fix
+from bot.fix.context import FixRun
+from bot.fix.pipeline import FixOptions, fix
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_tests
 from bot.fix.result import to_markdown
-from bot.fix.testrun import TestCommand, run_tests
 from bot.llm import Completion
 from sandbox import open_sandbox
 

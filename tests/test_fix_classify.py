@@ -1,8 +1,8 @@
-"""Environment or code: each failing test's cause read from its traceback (bot/fix/classify.py)."""
+"""Environment or code: each failing test's cause read from its traceback (bot/fix/reproduce/classify.py)."""
 from __future__ import annotations
 
 from bot.failures.types import Failure, Frame
-from bot.fix.classify import Setting, classify, classify_one
+from bot.fix.reproduce.classify import Setting, classify, classify_one
 
 FILES = {"shop/cart.py": b"", "shop/__init__.py": b"", "tests/test_cart.py": b"", "tests/helpers.py": b""}
 HERE = Setting(FILES, "3.11", older=("3.9",))

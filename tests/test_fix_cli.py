@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from bot.fix.patch import PatchRejected, check_scope, file_diff
-from bot.fix.testrun import BadTestCommand, TestCommand
+from bot.fix.reproduce.command import BadTestCommand, TestCommand
 
 from .conftest import run_fixbot
 from .fix_examples import EXAMPLES, FIXES

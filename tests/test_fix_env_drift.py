@@ -9,7 +9,8 @@ import pytest
 from bot.checkout.repository import Checkout
 from bot.environment.drift import Drift, pins_for
 from bot.environment.prepare import Environment, EnvRequest
-from bot.fix.testrun import TestCommand, run_tests
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_tests
 from sandbox import open_sandbox
 from tests.test_fix_environment import built, unique, versions  # noqa: F401 (built: the fixture)
 

@@ -298,7 +298,8 @@ NEEDS_313 = {  # copy.replace is new in 3.13
 
 @pytest.mark.parametrize("files, python", [(NEEDS_39, "3.9"), (NEEDS_313, "3.13")], ids=["3.9", "3.13"])
 def test_the_tests_run_on_the_python_the_project_needs(built, files, python):
-    from bot.fix.testrun import TestCommand, run_tests
+    from bot.fix.reproduce.command import TestCommand
+    from bot.fix.reproduce.testrun import run_tests
 
     project = checkout({**files, "conftest.py": unique()})
     env = built(project)
@@ -312,7 +313,8 @@ def test_the_tests_run_on_the_python_the_project_needs(built, files, python):
 def test_a_project_on_pytest_3_has_its_class_tests_named_as_today(built):
     """pytest before 4 names a test of a class `t.py::TestX::()::test_y`, JUnit XML `t.py::TestX::test_y`: one
     failing test must count once, by the id a selection finds again (httpie's tests need pytest < 3.6)."""
-    from bot.fix.testrun import TestCommand, run_tests
+    from bot.fix.reproduce.command import TestCommand
+    from bot.fix.reproduce.testrun import run_tests
 
     tests = ("class TestSign:\n    def test_positive(self):\n        assert 1 > 0\n\n"
              "    def test_negative(self):\n        assert -1 > 0\n")

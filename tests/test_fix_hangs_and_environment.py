@@ -7,7 +7,8 @@ from pathlib import Path
 from bot.agent import Budgets, RepairOptions
 from bot.checkout.repository import load_checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
-from bot.fix.pipeline import FixOptions, FixRun, fix
+from bot.fix.context import FixRun
+from bot.fix.pipeline import FixOptions, fix
 from bot.fix.result import to_markdown
 from sandbox import open_sandbox
 
@@ -124,7 +125,8 @@ def test_a_child_process_a_test_leaves_running_does_not_keep_the_finished_run_fr
                                                                                          sandbox_image):
     """multiprocessing joins the children left running when Python exits: a test that starts a server process and
     never stops it would hold the whole run until its time limit."""
-    from bot.fix.testrun import TestCommand, run_tests
+    from bot.fix.reproduce.command import TestCommand
+    from bot.fix.reproduce.testrun import run_tests
 
     server = ("import multiprocessing\nimport time\n\n\ndef serve():\n    time.sleep(3600)\n\n\n"
               "def test_starts_a_server():\n    multiprocessing.Process(target=serve).start()\n")
@@ -140,7 +142,8 @@ def test_a_test_waiting_for_a_service_nothing_runs_gets_a_few_seconds_and_is_set
                                                                                      sandbox_image):
     """A client that retries a local server that is not running (a database, an emulator) would use its whole
     time limit; the probe sees nothing listens on the port, cuts the test short and names the service."""
-    from bot.fix.testrun import TestCommand, run_tests
+    from bot.fix.reproduce.command import TestCommand
+    from bot.fix.reproduce.testrun import run_tests
 
     client = ("import socket\nimport time\n\n\ndef test_needs_a_database():\n    for _ in range(100):\n"
               "        try:\n            socket.create_connection(('127.0.0.1', 5432), timeout=1).close()\n"

@@ -1,4 +1,4 @@
-"""Dependencies newer than the project, as its tests show them (bot/fix/hold_back.py): real builds through the
+"""Dependencies newer than the project, as its tests show them (bot/fix/reproduce/hold_back.py): real builds through the
 package index, real test runs in the sandbox. A project declaring `requests>=2.3.0` sends a header value with a
 leading space, which requests 2.11 and later refuse inside `prepare()`; its own bug is elsewhere. The environment
 goes back to requests 2.3.0 only where fewer tests fail that way, and the project's bug still fails there."""
@@ -13,9 +13,10 @@ from bot.environment.drift import Floor
 from bot.environment.prepare import EnvRequest
 from bot.failures import Failure
 from bot.failures.types import Frame
-from bot.fix.hold_back import raised_inside, to_hold_back, with_held_back
-from bot.fix.reproduce import FixRun, reproduce
-from bot.fix.testrun import TestCommand
+from bot.fix.context import FixRun
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.hold_back import raised_inside, to_hold_back, with_held_back
+from bot.fix.reproduce.runs import reproduce
 from bot.llm import ScriptedLLM
 from sandbox import open_sandbox
 from tests.test_fix_environment import built, unique, versions  # noqa: F401 (built: the fixture)
@@ -142,7 +143,7 @@ class Closable:
 
 
 def test_an_older_release_that_breaks_the_suite_keeps_the_newest_without_an_error():
-    from bot.fix.reproduce import Reproduced, SuiteCrashed
+    from bot.fix.reproduce.runs import Reproduced, SuiteCrashed
     from bot.fix.types import TestRun
 
     site = "/usr/lib/python3/dist-packages"

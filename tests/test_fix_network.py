@@ -1,11 +1,12 @@
-"""Tests that need the network (bot/fix/probe_network.py): the sandbox has none, so a test that tries to reach
+"""Tests that need the network (bot/inside/probe_network.py): the sandbox has none, so a test that tries to reach
 another machine fails there whatever the code does. The probe records who tried; the pipeline sets those tests
 aside instead of repairing code for them, and says so."""
 from __future__ import annotations
 
 from bot.checkout.repository import load_checkout
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_tests
 from bot.fix.result import to_markdown
-from bot.fix.testrun import TestCommand, run_tests
 from sandbox import open_sandbox
 
 from .test_fix import fix_example

@@ -1,10 +1,11 @@
-"""Plugins a project configures that would hide its tests from fixbot's probe (bot/fix/probe_others.py), in an
+"""Plugins a project configures that would hide its tests from fixbot's probe (bot/inside/probe_others.py), in an
 environment built with them as the project's CI would: pytest-xdist's `-n` and pytest-cov's `--cov` in addopts."""
 from __future__ import annotations
 
 import pytest
 
-from bot.fix.testrun import TestCommand, run_tests
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_tests
 from sandbox import open_sandbox
 
 from .test_fix_environment import built, checkout, unique, versions  # noqa: F401 (built: a fixture)

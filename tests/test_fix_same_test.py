@@ -1,7 +1,7 @@
-"""Which of the sandbox's test ids a CI log's id names (bot/fix/reproduce.py)."""
+"""Which of the sandbox's test ids a CI log's id names (bot/fix/reproduce/runs.py)."""
 from __future__ import annotations
 
-from bot.fix.reproduce import same_test
+from bot.fix.reproduce.runs import same_test
 
 
 def test_a_logged_id_names_the_same_test_across_rootdirs_classes_and_old_pytest():

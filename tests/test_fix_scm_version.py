@@ -10,7 +10,8 @@ import pytest
 from bot.checkout.repository import Checkout, load_checkout
 from bot.environment.install.plan import install_plan
 from bot.environment.install.scm_version import pretend_version_env
-from bot.fix.testrun import TestCommand, run_tests
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_tests
 from sandbox import open_sandbox
 
 from .test_fix_environment import built, unique, versions  # noqa: F401 (built: a fixture)

@@ -1,4 +1,4 @@
-"""bot.fix.testrun and its pytest plugin (bot/fix/probe.py) in the real Docker sandbox: per-test time limits,
+"""reproduce.testrun and its pytest plugin (bot/inside/probe.py) in the real Docker sandbox: per-test time limits,
 selection by the plugin, and candidate runs that come back as failed runs whatever they do."""
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ import re
 import pytest
 
 from bot.feedback import MEMORY_ERROR, NOT_COLLECTED, TIMEOUT_ERROR, pytest_feedback
-from bot.fix.testrun import BadTestCommand, TestCommand, run_many, run_tests
+from bot.fix.reproduce.command import BadTestCommand, TestCommand
+from bot.fix.reproduce.testrun import run_many, run_tests
 from sandbox import Job
 
 pytestmark = pytest.mark.timeout(300)
@@ -293,7 +294,7 @@ def test_a_lead_killed_for_memory_runs_again_alone(docker_sandbox, monkeypatch):
 
 
 def test_the_job_carries_the_limit_and_the_selection_not_the_ids():
-    from bot.fix.testrun import SELECT, pytest_job
+    from bot.fix.reproduce.testrun import SELECT, pytest_job
 
     job = pytest_job(kth_repo(), TestCommand(("tests", "-x")), select=["b::t", "a::t", "b::t"], test_timeout=2.5)
     assert job.env["FIXBOT_TEST_TIMEOUT"] == "2.5" and job.env["FIXBOT_SELECT"] == SELECT

@@ -1,4 +1,4 @@
-"""run_many's forked variants (bot/fix/probe_variants.py, probe_swap.py) in the real Docker sandbox: versions of a
+"""run_many's forked variants (bot/inside/probe_variants.py, probe_swap.py) in the real Docker sandbox: versions of a
 repository that differ in function bodies run in one pytest process, which collects once and forks for each; each
 must come back exactly as its own process gives it (the old path, run here side by side), whatever it does: pass,
 fail with the variant's line in the traceback, hang, crash the interpreter, run out of memory. A variant the swap
@@ -11,7 +11,8 @@ import time
 import pytest
 
 from bot.feedback import NOT_COLLECTED, TIMEOUT_ERROR, pytest_feedback
-from bot.fix.testrun import TestCommand, pytest_job, read_run, run_many
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import pytest_job, read_run, run_many
 from bot.fix.types import TestRun
 from sandbox.image import PYTHONS, build_command, default_image, image_exists
 
@@ -218,7 +219,7 @@ def test_a_variant_that_kills_its_process_fails_alone(one_sandbox):
     fast = run_many(one_sandbox, variants, TestCommand(), **options)
     slow = old_path(one_sandbox, variants, **options)
     # The kernel's OOM killer chooses its victim: mostly the child that doubles its list, at times the lead it
-    # forked from (seen once in a full CI run); the lead then runs again alone (bot/fix/testrun.py, run_many), so
+    # forked from (seen once in a full CI run); the lead then runs again alone (reproduce/testrun.py, run_many), so
     # the variants forked before the OOM keep the old lead's work dir and those after it run alone.
     lead_killed = [False, False, True, True, False, False]
     assert_same(fast, slow, forked=lead_killed if forks(fast) == lead_killed else [False] + [True] * 5)
@@ -316,7 +317,7 @@ def test_forked_variants_on_each_python(python_sandbox):
 def test_which_variants_fork_and_which_run_alone():
     """Forked: a variant that changes the project's modules only (from the batch's first); alone: one that changes
     a test module, conftest.py, or adds a file. Two containers: two groups, each with its own first."""
-    from bot.fix.testrun import _groups
+    from bot.fix.reproduce.testrun import _groups
 
     base = repo()
     conftest = {**base, "tests/conftest.py": b""}

@@ -12,7 +12,7 @@ import pytest
 import yaml
 
 from bot.config import KEYS, Config, load_file
-from bot.fix.testrun import TestCommand
+from bot.fix.reproduce.command import TestCommand
 from bot.init.plan import CONFIG_PATH, WORKFLOW_PATH, plan_init
 from bot.init.templates import DESCRIPTIONS, PINS
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bot.agent.evidence import Evidence
 from bot.agent.mutate import ranked_mutants
 from bot.agent.mutate_bytes import bytes_shown
-from bot.fix.testrun import TestCommand
+from bot.fix.reproduce.command import TestCommand
 
 from .test_fix_realrepo import make_repo
 from .test_mutate_guards import _added_by_the_search

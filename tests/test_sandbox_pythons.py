@@ -1,4 +1,4 @@
-"""fixbot's test runs (bot.fix.testrun and its pytest plugin, probe.py + probe_memory.py) in each sandbox base:
+"""fixbot's test runs (reproduce.testrun and its pytest plugin, probe.py + probe_memory.py) in each sandbox base:
 Python 3.9 (Debian bullseye: pytest 6.0, coverage 5.1), 3.11 (bookworm: pytest 7.2, coverage 6.5) and 3.13
 (trixie: pytest 8.3, coverage 7.6). One small repository, made here, runs in each: a failing and a passing test
 with per-test coverage, a hanging test stopped by the per-test limit, a test stopped by the memory guard."""
@@ -9,7 +9,8 @@ import re
 import pytest
 
 from bot.feedback import MEMORY_ERROR, TIMEOUT_ERROR, pytest_feedback
-from bot.fix.testrun import TestCommand, run_tests
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_tests
 from sandbox.image import PYTHONS, build_command, default_image, image_exists
 
 pytestmark = pytest.mark.timeout(300)

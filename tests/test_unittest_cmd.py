@@ -14,8 +14,9 @@ import pytest
 from bot.checkout.repository import load_checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
-from bot.fix.testrun import BadTestCommand, TestCommand, run_tests
-from bot.fix.unittest_cmd import ONLY_TESTCASES, UnknownTestName
+from bot.fix.reproduce.command import BadTestCommand, TestCommand
+from bot.fix.reproduce.testrun import run_tests
+from bot.fix.reproduce.unittest_cmd import ONLY_TESTCASES, UnknownTestName
 from sandbox import open_sandbox
 
 from .conftest import run_fixbot

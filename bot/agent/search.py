@@ -31,7 +31,7 @@ class Screen(Protocol):
 @dataclass(frozen=True)
 class SearchOptions:
     mutants: int = 400  # per base, with a fast screen
-    # per base, when each candidate is a test run (forked from one warm process: bot/fix/probe_variants.py)
+    # per base, when each candidate is a test run (forked from one warm process: bot/inside/probe_variants.py)
     slow_mutants: int = 48
     confirm: int = 6  # screened survivors confirmed with the real harness (fewest changed lines first)
     slow_retries: int = 16  # candidates that timed out in the screen, screened again with `slow_timeout_s`

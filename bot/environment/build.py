@@ -189,7 +189,7 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
 
 # fixbot's per-test coverage needs coverage.py 5 or newer (contexts); a project may pin an older one
 COVERAGE_CHECK = "import sys, coverage; sys.exit(0 if coverage.version_info >= (5,) else 1)"
-TOOLS_DIR = "/opt/fixbot-tools"  # fixbot's own instruments, apart from the project's packages (bot/fix/probe.py)
+TOOLS_DIR = "/opt/fixbot-tools"  # fixbot's own instruments, apart from the project's packages (bot/inside/probe.py)
 
 
 def _own_coverage(box: BuildBox, log: Callable[[str], None]) -> None:

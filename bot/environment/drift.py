@@ -34,7 +34,7 @@ class Drift:
 @dataclass(frozen=True, kw_only=True)
 class Floor:
     """A declared dependency installed above the lowest version the project declares for it: the release to go
-    back to when a test fails inside it (bot/fix/hold_back.py)."""
+    back to when a test fails inside it (bot/fix/reproduce/hold_back.py)."""
 
     dist: str  # "requests"
     lowest: str  # "2.3.0"

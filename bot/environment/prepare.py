@@ -53,7 +53,7 @@ class EnvRequest:
     python: str | None = None  # "3.9": overrides every other source
     setup: tuple[str, ...] = ()  # shell commands that replace the inferred install steps
     ci_versions: tuple[str, ...] = ()  # the failing job's python-version values
-    hold_back: tuple[str, ...] = ()  # `name==version` to install with, from the tests (bot/fix/hold_back.py)
+    hold_back: tuple[str, ...] = ()  # `name==version` to install with, from the tests (bot/fix/reproduce/hold_back.py)
     # The failing commit's date (bot/checkout/repository.py): when today's releases do not install, the build resolves
     # again with nothing uploaded after it, as the project's CI resolved on that day
     commit_date: str | None = None

@@ -17,8 +17,9 @@ from bot.agent.parts import function_parts
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
 from bot.fix.briefing import without_shown
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_many
 from bot.fix.spans import Span, replace_span
-from bot.fix.testrun import TestCommand, run_many
 from bot.fix.types import CodeTarget, TestRun
 from sandbox import Sandbox
 

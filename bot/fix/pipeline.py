@@ -21,21 +21,20 @@ from bot.checkout.repository import Checkout
 from bot.errors import Stopped, UserError
 from bot.failures import Failure
 from bot.fix.briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
-from bot.fix.env_retry import with_remedied
+from bot.fix.context import FixRun
 from bot.fix.excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from bot.fix.harness import RepoHarness, tests_pass, with_code
-from bot.fix.hold_back import with_held_back
 from bot.fix.locate import locate
 from bot.fix.missing import described, is_stub, missing_names, with_stubs
 from bot.fix.pairs import next_pair, pair_key
 from bot.fix.patch import PatchRejected, make_patch, validate
 from bot.fix.project_files import folders_of_tests, is_target_file
 from bot.fix.renames import find_renames, rename_explanation, rename_repair
-from bot.fix.reproduce import (
-    FixRun,
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.env_retry import with_remedied
+from bot.fix.reproduce.hold_back import with_held_back
+from bot.fix.reproduce.runs import (
     Reproduced,
-    SuiteCrashed,
-    SuiteTimeout,
     guards_for,
     reproduce,
     suite_run,
@@ -43,13 +42,12 @@ from bot.fix.reproduce import (
 )
 from bot.fix.result import FixResult, MadeBy, RepairStatus, RepairStop, TargetRepair, Timings
 from bot.fix.stop import alarm_at
-from bot.fix.testrun import TestCommand
 from bot.fix.turns import alone, another_pass, share, turn
 from bot.fix.types import CodeTarget, FixStatus
 from bot.fix.work import Work, best_attempt, still_failing, test_roots
 from sandbox.errors import SandboxError
 
-__all__ = ["FixOptions", "FixRun", "ModelFailed", "SuiteCrashed", "SuiteTimeout", "fix"]
+__all__ = ["FixOptions", "ModelFailed", "fix"]
 STOP_GRACE_S = 5.0  # past the budget, the alarm stops whatever still runs
 SWEEP_SHARE, SWEEP_FIRST, SWEEP_WIDER = 0.4, 12, 4  # see _sweep: its share of the time, its rounds' sizes
 
@@ -69,7 +67,7 @@ class FixOptions:
     max_targets: int = 4  # targets tried in all
     wall_s: float = 1800.0  # a hard limit: the run reports within it
     suite_timeout_s: float = 600.0  # a whole-suite run; the backstop, since every test has its own limit
-    test_timeout_s: float | None = None  # per test; None: ten times the slowest passing test (bot/fix/reproduce.py)
+    test_timeout_s: float | None = None  # per test; None: ten times the slowest passing test (reproduce/runs.py)
     paths: tuple[str, ...] = ("**/*.py",)  # files a fix may change (.github/fixbot.yml `paths`); tests never
     repair: RepairOptions = FIX_REPAIR  # the agent's design, iterations per target, answers per call, search
 

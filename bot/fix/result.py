@@ -10,8 +10,7 @@ from typing import Any, Literal
 
 from bot.agent.types import Attempt, FixedBy, SearchRound, StopReason
 from bot.failures import Failure
-from bot.fix.classify import EnvCause
-from bot.fix.types import CodeTarget, FixStatus, TestRun
+from bot.fix.types import CodeTarget, EnvCause, FixStatus, TestRun
 
 EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix": 3, "flaky": 3, "needs_network": 3,
                                  "environment": 3, "interrupted": 130}

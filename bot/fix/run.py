@@ -13,8 +13,8 @@ from bot.checkout.repository import Checkout
 from bot.environment.build import DependencyInstallFailed
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
-from bot.fix.pipeline import FixOptions, FixRun, fix
-from bot.fix.reproduce import EnvChange
+from bot.fix.context import EnvChange, FixRun
+from bot.fix.pipeline import FixOptions, fix
 from bot.fix.result import FixResult
 from bot.llm.lazy import LazyModel
 from sandbox import Limits, Sandbox, open_sandbox
@@ -51,7 +51,7 @@ def fix_checkout(checkout: Checkout, options: FixOptions, *, model: str, api_bas
 
 def _rebuilder(client: docker.DockerClient, checkout: Checkout, request: EnvRequest, sandboxes: ExitStack,
                say: Callable[[str], None]) -> Callable[[tuple[str, ...]], Sandbox | None]:
-    """The environment built again with some dependencies held back (bot/fix/hold_back.py), as a sandbox that
+    """The environment built again with some dependencies held back (bot/fix/reproduce/hold_back.py), as a sandbox that
     `sandboxes` closes; None when those versions do not install."""
     def rebuild(pins: tuple[str, ...]) -> Sandbox | None:
         try:
@@ -66,7 +66,7 @@ def _rebuilder(client: docker.DockerClient, checkout: Checkout, request: EnvRequ
 
 def _changed(client: docker.DockerClient, checkout: Checkout, request: EnvRequest, sandboxes: ExitStack,
              say: Callable[[str], None]) -> Callable[[EnvChange], tuple[Sandbox, str] | None]:
-    """The environment on another Python or as of a date (bot/fix/env_retry.py), as a sandbox that `sandboxes`
+    """The environment on another Python or as of a date (bot/fix/reproduce/env_retry.py), as a sandbox that `sandboxes`
     closes, with the Python it runs; None when it does not build. Not for a user's own `--python` or `setup`."""
     def build(change: EnvChange) -> tuple[Sandbox, str] | None:
         wanted = replace(request, python=change.python, as_of=change.as_of, hold_back=change.hold_back)

@@ -7,7 +7,7 @@ from typing import Literal
 
 from bot.failures import Failure
 
-# environment: every failing test fails because of the environment (bot/fix/classify.py), not the code
+# environment: every failing test fails because of the environment (bot/fix/reproduce/classify.py), not the code
 FixStatus = Literal["fixed", "not_fixed", "nothing_to_fix", "flaky", "needs_network", "environment", "interrupted"]
 
 
@@ -31,7 +31,7 @@ class TestRun:
     durations: Mapping[str, float] = field(default_factory=dict)  # node id -> seconds its call took
     timeouts: frozenset[str] = frozenset()  # the tests (or modules) stopped by the per-test time limit
     # node id -> the other machines' hosts a test (or a module, while collected) tried to reach; the sandbox has
-    # no network, so such a test cannot pass there (bot/fix/probe_network.py)
+    # no network, so such a test cannot pass there (bot/inside/probe_network.py)
     network: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     programs: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # node id -> programs the sandbox lacks
     # node id -> "localhost:PORT" a test tried that nothing listened on: a service the sandbox does not run
@@ -55,3 +55,21 @@ class CodeTarget:
     reasons: tuple[str, ...] = field(default_factory=tuple)  # e.g. ("traceback frame", "ochiai 1.00")
     broken: bool = False  # the module does not parse (a syntax error is the bug)
     kind: Literal["function", "assignment"] = "function"
+
+
+# why a failing test fails because of the environment, not the code (bot/fix/reproduce/classify.py)
+CauseKind = Literal["removed-stdlib", "python-version", "python-syntax", "missing-module", "dependency-api",
+                    "dependency-error", "system-library", "tool"]
+
+
+@dataclass(frozen=True)
+class EnvCause:
+    """One reason of the environment's, with the failing tests it explains."""
+
+    kind: CauseKind
+    what: str  # one line: "the standard library of Python 3.11 has no collections.Mapping (removed in 3.10)"
+    remedy: str  # what the user can do: "--python 3.9"
+    tests: tuple[str, ...]
+
+    def line(self) -> str:
+        return f"{self.what} ({len(self.tests)} test(s)): {self.remedy}"

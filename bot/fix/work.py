@@ -9,15 +9,14 @@ from pathlib import PurePosixPath
 from bot.checkout.paths import is_test_path
 from bot.checkout.repository import Checkout
 from bot.failures import Failure
-from bot.fix.classify import EnvCause
 from bot.fix.harness import with_code
 from bot.fix.missing import MissingName, without_stubs
 from bot.fix.pairs import PairKey
 from bot.fix.patch import make_patch
-from bot.fix.reproduce import CRASH, same_test
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.runs import CRASH, same_test
 from bot.fix.result import BestAttempt, TargetRepair
-from bot.fix.testrun import TestCommand
-from bot.fix.types import CodeTarget, TestRun
+from bot.fix.types import CodeTarget, EnvCause, TestRun
 
 
 @dataclass
@@ -33,9 +32,9 @@ class Work:
     flaky: tuple[str, ...] = ()
     offline: tuple[str, ...] = ()  # failing tests that need the network (the sandbox has none): never to fix
     lacking: tuple[str, ...] = ()  # failing tests that run a program the sandbox does not have: never to fix
-    environment: tuple[EnvCause, ...] = ()  # failing tests the environment fails (bot/fix/classify.py): never to fix
-    held_back: tuple[str, ...] = ()  # `name==version` the environment was rebuilt with (bot/fix/hold_back.py)
-    env_changes: tuple[str, ...] = ()  # how the environment was rebuilt for its failures (bot/fix/env_retry.py)
+    environment: tuple[EnvCause, ...] = ()  # failing tests the environment fails (reproduce/classify.py): never to fix
+    held_back: tuple[str, ...] = ()  # `name==version` the environment was rebuilt with (bot/fix/reproduce/hold_back.py)
+    env_changes: tuple[str, ...] = ()  # how the environment was rebuilt for its failures (reproduce/env_retry.py)
     test_timeout_s: float = 10.0
     run: TestRun | None = None  # the last whole-suite run of `files`
     remaining: frozenset[str] = frozenset()

@@ -10,7 +10,7 @@ import yaml
 
 from bot.environment.python.choice import PythonChoice, choose_python
 from bot.errors import UserError
-from bot.fix.testrun import TestCommand
+from bot.fix.reproduce.command import TestCommand
 from bot.init.ci import CiWorkflow, ci_workflows
 from bot.init.install import install_lines
 from bot.init.repo import InitError, Repo, read_repo

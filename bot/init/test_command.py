@@ -16,7 +16,7 @@ from pathlib import Path
 
 from bot.checkout.paths import is_test_path
 from bot.checkout.repository import Checkout
-from bot.fix.testrun import BadTestCommand, TestCommand
+from bot.fix.reproduce.command import BadTestCommand, TestCommand
 from bot.init.ci import CiWorkflow, ci_workflows, commands, find_runner
 from bot.init.repo import Repo
 

@@ -10,16 +10,16 @@ import json
 import logging
 import math
 import re
-import shlex
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from importlib import resources
 
 from bot.errors import UserError
 from bot.failures import Failure, Frame, ParseError, parse_junit, parse_pytest_output
 from bot.feedback import MEMORY_ERROR, NOT_COLLECTED, TIMEOUT_ERROR
-from bot.fix.broken_conftest import BrokenConftest, broken_conftest
-from bot.fix.command_env import pythonpath_entries, split_assignments
+from bot.fix.reproduce.broken_conftest import BrokenConftest, broken_conftest
+from bot.fix.reproduce.command import BadTestCommand, TestCommand
+from bot.fix.reproduce.command_env import pythonpath_entries
 from bot.fix.types import TestRun
 from sandbox import Job, Limits, RunResult, Sandbox
 
@@ -35,7 +35,6 @@ VARIANT_DIR = PROBE_DIR + "/v{}"  # each forked variant's outputs
 VARIANT_FILES = ("status.json", "stdout", "stderr", "probe.json", "junit.xml")
 TEST_MODULE = re.compile(r"(^|/)(test_[^/]*|[^/]*_tests?|tests?|conftest)\.py$")
 CHILD_SLACK_S = 10.0  # a forked variant's time beyond its tests' limits: the fork, the swap, pytest's summary
-PYTEST_PREFIXES = (("pytest",), ("py.test",), ("python", "-m", "pytest"), ("python3", "-m", "pytest"))
 # --continue-on-collection-errors: a module broken by a syntax error must not hide which other tests pass
 FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--continue-on-collection-errors",
                 "--junitxml", JUNIT, "-o", "junit_family=xunit1", "-o", "junit_logging=no", "--tb=long", "-rfE",
@@ -43,10 +42,6 @@ FIXBOT_FLAGS = ("-p", "fixbot_probe", "-p", "no:cacheprovider", "--continue-on-c
 USAGE_ERROR = 4  # pytest's exit code for bad arguments
 NO_TESTS = 5  # pytest's exit code when it collected nothing
 log = logging.getLogger(__name__)
-
-
-class BadTestCommand(UserError):
-    """--test-cmd is not a pytest command, or pytest refused its arguments."""
 
 
 class NoTests(UserError):
@@ -57,56 +52,9 @@ class NoTests(UserError):
 def probe_files() -> dict[str, str]:
     """fixbot's pytest plugin and its helpers (the memory guard, the variants' runner and its code swap), as the
     probe dir holds them in the sandbox."""
-    package = resources.files("bot.fix")
+    package = resources.files("bot.inside")
     return {f"{PROBE_DIR}/fixbot_{name}.py": package.joinpath(f"{name}.py").read_text(encoding="utf-8")
             for name in PROBE_MODULES}
-
-
-@dataclass(frozen=True)
-class TestCommand:
-    """The user's test command: pytest's arguments (what follows `pytest`; `kind` "pytest"), or the arguments of
-    `python -m unittest` (`kind` "unittest"), which `pytest_args` translates once the checkout's files are known
-    (unittest_cmd.py). fixbot always runs pytest, adding its own flags."""
-
-    __test__ = False
-
-    args: tuple[str, ...] = ()
-    kind: str = "pytest"  # or "unittest"
-    launcher: tuple[str, ...] = ("pytest",)  # the words before `args` as the user wrote them (shown by str)
-    env: tuple[tuple[str, str], ...] = ()  # `NAME=value` before the command (command_env.py)
-
-    @classmethod
-    def parse(cls, text: str | None) -> TestCommand:
-        # unittest_cmd raises this module's BadTestCommand, so it is imported here, not at the top (a cycle)
-        from bot.fix.unittest_cmd import UNITTEST_PREFIXES, parse_unittest
-
-        if not text or not text.strip():
-            return cls()
-        try:
-            env, words = split_assignments(shlex.split(text))
-        except ValueError as exc:
-            raise BadTestCommand(f"--test-cmd {text!r}: {exc}") from None
-        for prefix in PYTEST_PREFIXES:
-            if words[:len(prefix)] == prefix:
-                return cls(words[len(prefix):], env=env)
-        for prefix in UNITTEST_PREFIXES:
-            if words[:len(prefix)] == prefix:
-                parse_unittest(words[len(prefix):], text)  # unittest's usage errors are refused before any run
-                return cls(words[len(prefix):], "unittest", prefix, env)
-        raise BadTestCommand(f"--test-cmd {text!r}: fixbot runs pytest; give a command that starts with `pytest`, "
-                             "`python -m pytest` or `python -m unittest`, followed by its arguments")
-
-    def pytest_args(self, files: Mapping[str, bytes], *, pythonpath: Sequence[str] = ()) -> tuple[str, ...]:
-        """The arguments to give pytest over the checkout's `files`: a pytest command's as they are; a unittest
-        command's names resolved to node ids and directories (UnknownTestName when one names nothing there)."""
-        if self.kind != "unittest":
-            return self.args
-        from bot.fix.unittest_cmd import parse_unittest, pytest_args
-
-        return pytest_args(parse_unittest(self.args, str(self)), files, pythonpath=pythonpath)
-
-    def __str__(self) -> str:
-        return shlex.join((*(f"{name}={value}" for name, value in self.env), *self.launcher, *self.args))
 
 
 def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: Sequence[str] = (),
@@ -210,7 +158,7 @@ def _coverage(job: Job, result: RunResult) -> dict[str, dict[int, frozenset[str]
 
 def _conftest_run(job: Job, result: RunResult, output: str, conftest: BrokenConftest) -> TestRun:
     """pytest stopped before any test because the project's code a conftest imports raises: the conftest is the
-    failing test (selected again, it passes once it loads; bot/fix/probe.py), and the tests selected with it did
+    failing test (selected again, it passes once it loads; bot/inside/probe.py), and the tests selected with it did
     not run."""
     failed = frozenset({conftest.path} | _selection(job))
     return TestRun(command=tuple(job.command), exit_code=result.exit_code, passed=frozenset(), failed=failed,

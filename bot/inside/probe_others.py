@@ -6,7 +6,7 @@ one process instead, as `-n 0` would run them; their outcomes are the same. A pr
 a second coverage.py beside the probe's per-test one, and the two fail pytest with an INTERNALERROR when they stop:
 the project's coverage report is not what fixbot runs the tests for, so pytest-cov does not start. A third-party
 pytest plugin that does not even import on this Python (an old release the project pins) would stop pytest before
-any test: it is left out, and a line on stderr says so (bot/fix/classify.py reads it as the environment's).
+any test: it is left out, and a line on stderr says so (bot/fix/reproduce/classify.py reads it as the environment's).
 
 Shipped beside the probe as `fixbot_probe_others` (loaded through its `pytest_plugins`); standard library and
 pytest only, inside the sandbox's Python (3.9+).

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 
 from bot.environment.drift import Floor
 from bot.failures import Failure
-from bot.fix.reproduce import FixRun, Reproduced, SuiteCrashed, SuiteTimeout
+from bot.fix.context import FixRun
+from bot.fix.reproduce.runs import Reproduced, SuiteCrashed, SuiteTimeout
 
 SITE_DIRS = ("/site-packages/", "/dist-packages/")
 

@@ -1,4 +1,4 @@
-"""fixbot's per-test coverage inside the sandbox (the probe plugin's part; bot/fix/probe.py): coverage.py started
+"""fixbot's per-test coverage inside the sandbox (the probe plugin's part; bot/inside/probe.py): coverage.py started
 with a context per test, and read back as which tests ran which lines.
 
 coverage.py comes from fixbot's tools directory when the environment put one there (the project pins a coverage.py

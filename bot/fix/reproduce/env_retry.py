@@ -3,7 +3,7 @@ removed standard name, old syntax) runs again on the newest older Python fixbot 
 moved on (a name today's release lacks, an error inside a package the tests call, a module not installed) runs
 again with nothing uploaded after the failing commit's date, as the project's CI resolved then.
 
-In: a reproduction and its environment causes (bot/fix/classify.py). Out: the reproduction to go on with, and the
+In: a reproduction and its environment causes (reproduce/classify.py). Out: the reproduction to go on with, and the
 changes it was made with. The other environment is kept only when more of the suite passes there: the one that
 runs more of the project's tests is the closer to its CI's. Never: a change tried twice, or a rebuild the run's
 `rebuild_as` cannot make."""
@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from bot.fix.reproduce import EnvChange, FixRun, Reproduced, SuiteCrashed, SuiteTimeout
+from bot.fix.context import EnvChange, FixRun
+from bot.fix.reproduce.runs import Reproduced, SuiteCrashed, SuiteTimeout
 
 OLDER_PYTHON = frozenset({"removed-stdlib", "python-syntax"})
 DATED = frozenset({"dependency-api", "dependency-error", "missing-module"})
@@ -32,7 +33,7 @@ def next_change(found: Reproduced, ctx: FixRun, held: tuple[str, ...], tried: se
 def with_remedied(ctx: FixRun, found: Reproduced, reproduce_in: Callable[[FixRun], Reproduced],
                   held: tuple[str, ...] = ()) -> tuple[Reproduced, tuple[EnvChange, ...]]:
     """`found`, or the reproduction in another environment where more of the suite passes (see the module doc);
-    `held`: the pins the environment in use holds back (bot/fix/hold_back.py), kept in every rebuild."""
+    `held`: the pins the environment in use holds back (bot/fix/reproduce/hold_back.py), kept in every rebuild."""
     used: list[EnvChange] = []
     rebuild = ctx.rebuild_as
     if rebuild is None:

@@ -5,6 +5,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
+from bot.errors import UserError
+
+
+class BadTestCommand(UserError):
+    """--test-cmd is not a pytest command, or pytest refused its arguments."""
+
+
 _ASSIGNMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_]*)=(.*)", re.DOTALL)
 _OWN_PREFIX = "FIXBOT_"  # the probe's settings: a user's value would silently change what fixbot measures
 

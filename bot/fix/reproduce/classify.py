@@ -12,8 +12,8 @@ no change of the project's code should paper over:
                    frame between (a test helper or fixture broken by a newer release);
   system-library   a shared library the sandbox lacks;
   tool             a pytest plugin the environment has that does not load on this Python (fixbot's probe leaves
-                   it out: bot/fix/probe_others.py), read from the run's output.
-The network and missing programs are set aside elsewhere (bot/fix/reproduce.py) by what the test tried to do.
+                   it out: bot/inside/probe_others.py), read from the run's output.
+The network and missing programs are set aside elsewhere (bot/fix/reproduce/runs.py) by what the test tried to do.
 
 In: the failures of one run, the checkout's files, the Python the tests ran on. Out: one `EnvCause` per cause,
 with its tests, a line saying what it is, and the remedy a user can apply. Never: a test whose traceback passes
@@ -25,12 +25,10 @@ import re
 import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Literal
 
 from bot.failures import Failure
+from bot.fix.types import CauseKind, EnvCause
 
-CauseKind = Literal["removed-stdlib", "python-version", "python-syntax", "missing-module", "dependency-api",
-                    "dependency-error", "system-library", "tool"]
 SITE_DIRS = ("/site-packages/", "/dist-packages/")
 # modules the standard library dropped, by the first Python without them (PEPs 594, 632 and the 3.12 removals)
 REMOVED_MODULES = {**{m: "3.12" for m in ("distutils", "imp", "asynchat", "asyncore", "smtpd")},
@@ -67,19 +65,6 @@ _SHARED_LIBRARY = re.compile(r"cannot open shared object file|library not found|
 _OLD_SYNTAX = re.compile(r"Missing parentheses in call to '(?:print|exec)'")
 _BROKEN_PLUGIN = re.compile(r"^fixbot: the pytest plugin (\S+) does not load here \((.*)\); the tests run without it$",
                             re.MULTILINE)
-
-
-@dataclass(frozen=True)
-class EnvCause:
-    """One reason of the environment's, with the failing tests it explains."""
-
-    kind: CauseKind
-    what: str  # one line: "the standard library of Python 3.11 has no collections.Mapping (removed in 3.10)"
-    remedy: str  # what the user can do: "--python 3.9"
-    tests: tuple[str, ...]
-
-    def line(self) -> str:
-        return f"{self.what} ({len(self.tests)} test(s)): {self.remedy}"
 
 
 @dataclass(frozen=True)
@@ -204,7 +189,7 @@ def classify(failures: Sequence[Failure], failing: frozenset[str], setting: Sett
 
 
 def broken_plugins(output: str, setting: Setting) -> tuple[EnvCause, ...]:
-    """The pytest plugins the run left out because they do not load (bot/fix/probe_others.py)."""
+    """The pytest plugins the run left out because they do not load (bot/inside/probe_others.py)."""
     found = dict.fromkeys(_BROKEN_PLUGIN.findall(output))
     return tuple(EnvCause("tool", f"the pytest plugin {name} does not load on Python {setting.python} ({error})",
                           f"{setting.older_python()}, or a release of it that supports this Python", ())

@@ -3,19 +3,18 @@ that the suite's own speed sets."""
 from __future__ import annotations
 
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-from bot.environment.drift import Floor
 from bot.errors import UserError
 from bot.failures import Failure
-from bot.fix.by_module import run_by_module
-from bot.fix.classify import EnvCause, Setting, broken_plugins, classify
+from bot.fix.context import FixRun
+from bot.fix.reproduce.by_module import run_by_module
+from bot.fix.reproduce.classify import Setting, broken_plugins, classify
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import run_tests
 from bot.fix.result import RunSummary
-from bot.fix.testrun import TestCommand, run_tests
-from bot.fix.types import CodeTarget, FixStatus, TestRun
-from bot.llm import LLM
-from sandbox import Sandbox
+from bot.fix.types import CodeTarget, EnvCause, FixStatus, TestRun
 
 CRASH = "<pytest>"
 FIRST_TEST_TIMEOUT_S = 60.0  # per test, before the suite has shown how fast its tests are
@@ -29,42 +28,6 @@ class SuiteTimeout(UserError):
 
 class SuiteCrashed(UserError):
     """pytest ended before reporting any test."""
-
-
-@dataclass(frozen=True)
-class EnvChange:
-    """Another environment for the same checkout, whole: its Python, the date its releases were cut at, the pins
-    held back; and which of them this change is about (`what`), for people."""
-
-    python: str
-    as_of: str | None = None
-    hold_back: tuple[str, ...] = ()
-    what: str = ""  # "Python 3.9", "nothing uploaded after 2020-01-01"
-
-    def describe(self) -> str:
-        return self.what
-
-
-@dataclass
-class FixRun:
-    """Run-time dependencies and what one `fix` call accumulates."""
-
-    llm: LLM
-    sandbox: Sandbox
-    pythonpath: Sequence[str] = ()
-    setup_s: float = 0.0
-    say: Callable[[str], None] = lambda message: None
-    runs: list[RunSummary] = field(default_factory=list)
-    tests_s: float = 0.0
-    floors: tuple[Floor, ...] = ()  # dependencies installed above the project's lowest declared version
-    rebuild: Callable[[tuple[str, ...]], Sandbox | None] | None = None  # a sandbox with those pins, or None
-    python: str = ""  # the Python the tests run on; "" when unknown (no environment causes are read then)
-    by_module: bool = False  # the suite does not finish as a whole: whole-suite runs go a module at a time
-    commit_date: str | None = None  # the failing commit's date, when the checkout is a git repository
-    as_of: str | None = None  # the environment's releases are those uploaded before this date
-    # a sandbox on another environment (bot/fix/env_retry.py) with the Python it runs, or None when it does not build
-    rebuild_as: Callable[[EnvChange], tuple[Sandbox, str] | None] | None = None
-    older: tuple[str, ...] = ()  # older Pythons fixbot has a sandbox base for, newest first
 
 
 def derived_test_timeout(run: TestRun, explicit: float | None) -> float:
@@ -95,7 +58,7 @@ def suite_run(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, pur
 def same_test(logged: str, here: str) -> bool:
     """A CI log's ids may be relative to another rootdir (`pkg/tests/t.py::x` against `tests/t.py::x`), may
     name a class whose setUpClass failed (`t.py::TestX`) where the sandbox reports its tests (`t.py::TestX::y`),
-    and come from pytest before 4 (`t.py::TestX::()::y`; bot/fix/probe.py names it `t.py::TestX::y`)."""
+    and come from pytest before 4 (`t.py::TestX::()::y`; bot/inside/probe.py names it `t.py::TestX::y`)."""
     a, b = logged.replace("::()", ""), here
     return a == b or a.endswith("/" + b) or b.endswith("/" + a) or b.startswith(a + "::")
 
@@ -173,7 +136,7 @@ def reproduce(ctx: FixRun, files: Mapping[str, bytes], command: TestCommand, *, 
 
 def _environment(ctx: FixRun, files: Mapping[str, bytes], before: TestRun,
                  failing: frozenset[str]) -> tuple[EnvCause, ...]:
-    """The failing tests' environment causes (bot/fix/classify.py), each said in one line."""
+    """The failing tests' environment causes (bot/fix/reproduce/classify.py), each said in one line."""
     if not ctx.python:
         return ()
     setting = Setting(files, ctx.python, ctx.older)
@@ -189,7 +152,7 @@ _NO_PROGRAM = frozenset(("FileNotFoundError", "CalledProcessError", "OSError"))
 
 
 def _lacking(ctx: FixRun, before: TestRun, failing: frozenset[str]) -> tuple[str, ...]:
-    """The failing tests that ran a program the sandbox does not have (bot/fix/probe_network.py) and failed with
+    """The failing tests that ran a program the sandbox does not have (bot/inside/probe_network.py) and failed with
     what that raises."""
     raised = {f.test_id for f in before.failures if (f.error_type or "").rpartition(".")[2] in _NO_PROGRAM}
     lacking = tuple(sorted(t for t in failing if t in before.programs and t in raised))

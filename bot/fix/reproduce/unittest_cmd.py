@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 
-from bot.fix.testrun import BadTestCommand
+from bot.fix.reproduce.command_env import BadTestCommand
 
 UNITTEST_PREFIXES = (("python", "-m", "unittest"), ("python3", "-m", "unittest"))
 DEFAULT_PATTERN = "test*.py"

@@ -16,7 +16,8 @@ import time
 from collections.abc import Mapping, Sequence
 
 from bot.failures import Failure
-from bot.fix.testrun import TestCommand, pytest_job, read_run
+from bot.fix.reproduce.command import TestCommand
+from bot.fix.reproduce.testrun import pytest_job, read_run
 from bot.fix.types import TestRun
 from sandbox import Sandbox
 
