@@ -1,4 +1,4 @@
-"""Fault localization on the real bugs: does fixbot's ranking (bot/fix/locate.py) put the function the
+"""Fault localization on the real bugs: does fixbot's ranking (bot/fix/locate/rank.py) put the function the
 developers fixed first? No model and no repair, so a ranking change is measured on all 51 bugs in minutes
 instead of hours of `fixbot fix`.
 
@@ -37,7 +37,7 @@ import bot
 from bot.checkout.repository import Checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
-from bot.fix.locate import locate
+from bot.fix.locate.rank import locate
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.runs import CRASH
 from bot.fix.reproduce.testrun import run_tests

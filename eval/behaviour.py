@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from bot.agent.expectations import literal_call_args
-from bot.fix.spans import splice
+from bot.fix.locate.spans import splice
 from sandbox import Sandbox
 
 from .screen import run_programs

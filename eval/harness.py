@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
-from bot.fix.spans import splice
+from bot.fix.locate.spans import splice
 from sandbox import Job, RunResult, Sandbox
 
 from .screen import ScriptScreen

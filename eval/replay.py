@@ -11,8 +11,8 @@ from typing import Literal
 
 from bot.agent import AgentContext, Briefing, RepairOptions, Target, repair
 from bot.agent.types import RepairInterrupted
-from bot.fix.patch import file_diff
-from bot.fix.spans import function_source, splice
+from bot.fix.locate.spans import function_source, splice
+from bot.fix.verify.patch import file_diff
 from bot.llm.types import LLM
 from sandbox import Sandbox
 

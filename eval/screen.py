@@ -11,7 +11,7 @@ from importlib import resources
 from typing import Any
 
 from bot.agent.types import TestOutcome
-from bot.fix.spans import splice
+from bot.fix.locate.spans import splice
 from sandbox import Job, Sandbox
 
 RUNNER = "screen_runner.py"

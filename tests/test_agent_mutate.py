@@ -9,7 +9,7 @@ import pytest
 from bot.agent.code import changed_lines, code_hash
 from bot.agent.evidence import Evidence
 from bot.agent.mutate import mutants, rank, ranked_mutants
-from bot.fix.spans import function_source
+from bot.fix.locate.spans import function_source
 
 FUNC = '''def f(xs, n):
     """Docstring: 1 < 2 and x + 1."""
@@ -188,7 +188,7 @@ def test_ranked_mutants_are_rank_of_mutants_without_building_the_rest():
 
 
 def test_a_function_that_ends_in_an_assignment_is_ranked_too():
-    """An excerpt of a long function (bot/fix/excerpt.py) may end in an assignment: the None check inserted after
+    """An excerpt of a long function (bot/fix/locate/excerpt.py) may end in an assignment: the None check inserted after
     it starts at the text's very end, which ranking must place on the last line."""
     found = ranked_mutants("def f(x):\n    y = g(x)\n", "f", evidence=Evidence(hot_lines=frozenset({2})))
     assert any(m.source.endswith("if y is None:\n        return None\n") for m in found)

@@ -130,7 +130,7 @@ def test_the_sandbox_screen_agrees_with_the_dataset_on_every_task(docker_sandbox
     """Every canonical solution passes the screen and every buggy one fails it: the fast path is a faithful
     filter (at the search's second-chance timeout: the slowest canonical solution takes ~0.2 s, past the
     first pass's 0.1 s)."""
-    from bot.fix.spans import function_source
+    from bot.fix.locate.spans import function_source
     from eval.harness import humaneval_screen
 
     tasks = [json.loads(line) for line in (shared_data / "humanevalpack-python.jsonl").read_text().splitlines()]

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from bot.errors import UserError
-from bot.fix.spans import function_source
+from bot.fix.locate.spans import function_source
 from eval.harness import humaneval_harness
 from eval.replay import target_of
 from eval.report import summarize, table

@@ -6,8 +6,8 @@ import dataclasses
 import os
 
 from bot.agent.search import SearchOptions
-from bot.fix.briefing import blamed_tests
-from bot.fix.locate import locate
+from bot.fix.locate.rank import locate
+from bot.fix.repair.briefing import blamed_tests
 
 from .locate_run import run_repo
 from .test_fix import ByNameLLM, fix_example

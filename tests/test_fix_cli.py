@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.fix.patch import PatchRejected, check_scope, file_diff
 from bot.fix.reproduce.command import BadTestCommand, TestCommand
+from bot.fix.verify.patch import PatchRejected, check_scope, file_diff
 
 from .conftest import run_fixbot
 from .fix_examples import EXAMPLES, FIXES
@@ -71,7 +71,7 @@ def test_scope_guard_refuses_tests_ci_and_new_files():
 def test_a_missing_final_newline_survives_the_round_trip(tmp_path):
     (tmp_path / "m.py").write_bytes(b"x = 1\r\ny = 2")
     diff = file_diff("x = 1\r\ny = 2", "x = 1\r\ny = 3", "m.py")
-    from bot.fix.patch import apply_patch
+    from bot.fix.verify.patch import apply_patch
 
     apply_patch(diff, tmp_path)
     assert (tmp_path / "m.py").read_bytes() == b"x = 1\r\ny = 3"

@@ -1,4 +1,4 @@
-"""A long function's suspicious part shown to the model as a function of its own (bot/fix/excerpt.py): which
+"""A long function's suspicious part shown to the model as a function of its own (bot/fix/locate/excerpt.py): which
 lines are chosen, that putting the part back changes nothing else, and a repository whose 60-line function is
 repaired through its excerpt in the Docker sandbox."""
 from __future__ import annotations
@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from bot.fix.excerpt import MAX_EXCERPT_LINES, answer_tokens, excerpt, line_scores, named_lines
+from bot.fix.locate.excerpt import MAX_EXCERPT_LINES, answer_tokens, excerpt, line_scores, named_lines
 from bot.llm.types import Completion
 
 from .test_fix import fix_example

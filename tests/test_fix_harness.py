@@ -1,11 +1,11 @@
-"""bot.fix.harness in the real Docker sandbox: a candidate must pass the failing tests and keep the guards (tests
+"""bot.fix.repair.harness in the real Docker sandbox: a candidate must pass the failing tests and keep the guards (tests
 that passed before and ran the target) passing; with many guards, only the candidates that pass the failing
 tests run them."""
 from __future__ import annotations
 
 import pytest
 
-from bot.fix.harness import GUARDS_APART, RepoHarness
+from bot.fix.repair.harness import GUARDS_APART, RepoHarness
 from bot.fix.types import CodeTarget
 
 pytestmark = pytest.mark.timeout(300)

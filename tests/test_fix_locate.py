@@ -1,4 +1,4 @@
-"""bot.fix.locate on real runs (tests/locate_run.py): functions and methods, ranked by the raising frame, the
+"""bot.fix.locate.rank on real runs (tests/locate_run.py): functions and methods, ranked by the raising frame, the
 assertion and the spectrum of the tests that ran them."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import os
 import pytest
 
 from bot.failures import parse_pytest_output
-from bot.fix.locate import locate
+from bot.fix.locate.rank import locate
 
 from .locate_run import run_repo, where
 

@@ -1,13 +1,13 @@
-"""bot.fix.locate on real runs (tests/locate_run.py): targets that are not functions: a module-level dict of
+"""bot.fix.locate.rank on real runs (tests/locate_run.py): targets that are not functions: a module-level dict of
 lambdas, class attributes, assignments and constants, as the agent sees them and puts them back."""
 from __future__ import annotations
 
 import dataclasses
 import os
 
-from bot.fix.briefing import agent_target, blamed_tests
-from bot.fix.locate import locate
-from bot.fix.spans import Span, replace_span
+from bot.fix.locate.rank import locate
+from bot.fix.locate.spans import Span, replace_span
+from bot.fix.repair.briefing import agent_target, blamed_tests
 
 from .locate_run import run_repo, where
 

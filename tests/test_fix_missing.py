@@ -1,11 +1,11 @@
-"""A function the tests use and the project does not define yet (bot/fix/missing.py): found from the failure,
+"""A function the tests use and the project does not define yet (bot/fix/repair/missing.py): found from the failure,
 stubbed, written by the model, verified like any fix; never a stub in a patch or a best attempt."""
 from __future__ import annotations
 
 import ast
 
 from bot.failures import Failure
-from bot.fix.missing import MissingName, is_stub, missing_names, stub, with_stubs, without_stubs
+from bot.fix.repair.missing import MissingName, is_stub, missing_names, stub, with_stubs, without_stubs
 
 from .test_fix import ByNameLLM, fix_example, suite_after_patch
 from .test_fix_realrepo import make_repo

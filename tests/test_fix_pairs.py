@@ -1,5 +1,5 @@
 """Two-span repairs on the repository side: splicing a caller and its helper into their own spans byte for byte
-(one file or two), when a pair is tried (bot/fix/pairs.py), and what the report says about it."""
+(one file or two), when a pair is tried (bot/fix/repair/pairs.py), and what the report says about it."""
 from __future__ import annotations
 
 from dataclasses import replace
@@ -9,13 +9,13 @@ import pytest
 from bot.agent.parts import join_parts
 from bot.agent.types import Attempt
 from bot.failures import Failure
-from bot.fix.briefing import agent_target, explanation, target_source
-from bot.fix.harness import with_code
-from bot.fix.pairs import calls, current, next_pair, pair_key
-from bot.fix.patch import make_patch
+from bot.fix.locate.spans import code_spans
+from bot.fix.repair.briefing import agent_target, explanation, target_source
+from bot.fix.repair.harness import with_code
+from bot.fix.repair.pairs import calls, current, next_pair, pair_key
 from bot.fix.result import FixResult, TargetRepair, to_markdown
-from bot.fix.spans import code_spans
 from bot.fix.types import CodeTarget
+from bot.fix.verify.patch import make_patch
 
 MODULE = (
     "import math\r\n"

@@ -1,10 +1,10 @@
-"""A method the tests call by a name its class lacks, beside the method that name renames (bot/fix/renames.py):
+"""A method the tests call by a name its class lacks, beside the method that name renames (bot/fix/repair/renames.py):
 renamed, with the class's own calls, before any model call; kept only when the tests pass and nothing breaks."""
 from __future__ import annotations
 
 from bot.failures import Failure
-from bot.fix.harness import with_code
-from bot.fix.renames import Rename, closest_method, find_renames, rename_repair
+from bot.fix.repair.harness import with_code
+from bot.fix.repair.renames import Rename, closest_method, find_renames, rename_repair
 
 from .test_fix import ByNameLLM, fix_example, suite_after_patch
 from .test_fix_realrepo import make_repo

@@ -1,4 +1,5 @@
-"""bot.fix.spans: function spans from the AST, a best guess in a module that does not parse, line-exact splicing."""
+"""bot.fix.locate.spans: function spans from the AST, a best guess in a module that does not parse, line-exact
+splicing."""
 from __future__ import annotations
 
 import textwrap
@@ -7,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.fix.spans import (
+from bot.fix.locate.spans import (
     Span,
     broken_span,
     code_spans,

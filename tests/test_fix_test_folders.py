@@ -1,12 +1,13 @@
 """What is never a target: test files, helpers beside the tests, folders the test command names
-(bot.fix.project_files, bot.fix.locate on real runs); and the feedback without the test lines the prompt shows."""
+(bot.fix.locate.project_files, bot.fix.locate.rank on real runs); and the feedback without the test lines the
+prompt shows."""
 from __future__ import annotations
 
 import pytest
 
-from bot.fix.briefing import without_shown
-from bot.fix.locate import locate
-from bot.fix.project_files import folders_of_tests, is_project_file
+from bot.fix.locate.project_files import folders_of_tests, is_project_file
+from bot.fix.locate.rank import locate
+from bot.fix.repair.briefing import without_shown
 
 from .locate_run import run_repo, where
 

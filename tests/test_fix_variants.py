@@ -140,7 +140,7 @@ def clean(text: str | None) -> str:
 
 
 def essence(run: TestRun) -> dict:
-    """Everything the harness and the briefing read from a run (bot/fix/harness.py, briefing.py)."""
+    """Everything the harness and the briefing read from a run (bot/fix/repair/harness.py, briefing.py)."""
     failures = sorted((f.test_id, f.file, f.line, clean(f.assertion), f.expected, f.actual, f.error_type,
                        clean(f.message), tuple((fr.path, fr.line, fr.function, fr.code) for fr in f.traceback))
                       for f in run.failures)

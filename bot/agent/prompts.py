@@ -35,7 +35,7 @@ Reply with both corrected functions, each whole in its own ```python code block,
 no explanation, no docstring, no tests, no usage example.
 Keep each function's name and parameters. Change as little as possible."""
 
-# A function not written yet (a stub that raises NotImplementedError, bot/fix/missing.py): there is no bug to find,
+# A function not written yet (a stub that raises NotImplementedError, repair/missing.py): there is no bug to find,
 # and its parameters are whatever the tests call it with.
 WRITE_SYSTEM = """You write one Python function so that its tests pass.
 Reply with the whole function in one ```python code block and nothing else: no explanation, no tests.

@@ -52,7 +52,7 @@ class TestOutcome:
 
 class Harness(Protocol):
     """Runs the tests against candidate functions (each its full source) in the sandbox: the repository's
-    (bot/fix/harness.py) or HumanEvalFix's (eval/harness.py)."""
+    (bot/fix/repair/harness.py) or HumanEvalFix's (eval/harness.py)."""
 
     def check(self, function_source: str) -> TestOutcome: ...
 

@@ -24,11 +24,11 @@ from bot.environment.python.choice import job_python_versions
 from bot.environment.python.workflow import job_test_env, shared_values
 from bot.errors import UserError
 from bot.failures import Failure, ParseError, parse_ci_log
-from bot.fix.patch import apply_patch, touched_files
 from bot.fix.pipeline import FixOptions
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.result import FixResult, write_outputs
 from bot.fix.run import fix_checkout
+from bot.fix.verify.patch import apply_patch, touched_files
 from bot.github.client import GitHubRepo, connect
 from bot.github.publish import publish
 from bot.github.redact import redact as redact_text

@@ -20,16 +20,15 @@ from bot.checkout.paths import in_paths
 from bot.checkout.repository import Checkout
 from bot.errors import Stopped, UserError
 from bot.failures import Failure
-from bot.fix.briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
 from bot.fix.context import FixRun
-from bot.fix.excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
-from bot.fix.harness import RepoHarness, tests_pass, with_code
-from bot.fix.locate import locate
-from bot.fix.missing import described, is_stub, missing_names, with_stubs
-from bot.fix.pairs import next_pair, pair_key
-from bot.fix.patch import PatchRejected, make_patch, validate
-from bot.fix.project_files import folders_of_tests, is_target_file
-from bot.fix.renames import find_renames, rename_explanation, rename_repair
+from bot.fix.locate.excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
+from bot.fix.locate.project_files import folders_of_tests, is_target_file
+from bot.fix.locate.rank import locate
+from bot.fix.repair.briefing import agent_target, blamed_tests, explanation, target_source, tests_shown
+from bot.fix.repair.harness import RepoHarness, tests_pass, with_code
+from bot.fix.repair.missing import described, is_stub, missing_names, with_stubs
+from bot.fix.repair.pairs import next_pair, pair_key
+from bot.fix.repair.renames import find_renames, rename_explanation, rename_repair
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.env_retry import with_remedied
 from bot.fix.reproduce.hold_back import with_held_back
@@ -44,6 +43,7 @@ from bot.fix.result import FixResult, MadeBy, RepairStatus, RepairStop, TargetRe
 from bot.fix.stop import alarm_at
 from bot.fix.turns import alone, another_pass, share, turn
 from bot.fix.types import CodeTarget, FixStatus
+from bot.fix.verify.patch import PatchRejected, make_patch, validate
 from bot.fix.work import Work, best_attempt, still_failing, test_roots
 from sandbox.errors import SandboxError
 
@@ -155,7 +155,7 @@ def _report_internal_error(ctx: FixRun, exc: Exception) -> None:
 
 def _excerpt(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
              target: Target, feedback: str) -> Excerpt | None:
-    """The part of a long function that the model is shown and answers with (bot/fix/excerpt.py), if any."""
+    """The part of a long function that the model is shown and answers with (bot/fix/locate/excerpt.py), if any."""
     if not options.repair.iterations or len(spans) > 1 or work.run is None:
         return None
     part = excerpt_for(work.checkout.root, work.files, work.run, spans[0], tests, target, feedback)
@@ -184,7 +184,7 @@ def _next_target(work: Work, options: FixOptions) -> CodeTarget | None:
 
 def _rename_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
     """Methods the failing tests call by a name their class lacks, beside a method the name renames
-    (bot/fix/renames.py): each rename is kept as a fix when its tests pass and the whole suite breaks nothing."""
+    (bot/fix/repair/renames.py): each rename is kept as a fix when its tests pass and the whole suite breaks nothing."""
     assert work.run is not None
     roots = folders_of_tests(work.files, test_roots(work, options.test_command))
     for rename in find_renames([f for f in work.run.failures if f.test_id in work.remaining], work.files,
@@ -197,7 +197,7 @@ def _rename_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: floa
 
 
 def _stub_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> None:
-    """Functions that failing tests import or call and the project does not define (bot/fix/missing.py): a stub
+    """Functions that failing tests import or call and the project does not define (bot/fix/repair/missing.py): a stub
     for each, and the suite again, so that the tests that use them run and fail inside the stubs, which are then
     repaired (written) like any other target."""
     assert work.run is not None
@@ -218,7 +218,7 @@ def _stub_missing(ctx: FixRun, work: Work, options: FixOptions, deadline: float)
 
 def _verify(ctx: FixRun, work: Work, repaired: TargetRepair, options: FixOptions, deadline: float) -> TargetRepair:
     """Run the whole suite with the fix; keep it as the new base only when nothing that passed before fails. A
-    rename (bot/fix/renames.py), which no test run has checked before, must also make its tests pass."""
+    rename (bot/fix/repair/renames.py), which no test run has checked before, must also make its tests pass."""
     unchecked = repaired.stop_reason == "renamed"
     baseline = work.baseline
     assert repaired.fixed is not None and baseline is not None
@@ -241,7 +241,7 @@ def _verify(ctx: FixRun, work: Work, repaired: TargetRepair, options: FixOptions
 def _next_spans(ctx: FixRun, work: Work, options: FixOptions, model: str
                 ) -> tuple[tuple[CodeTarget, ...], frozenset[str]] | None:
     """What to repair next and for which failing tests: a caller and its helper together when the one-span repairs
-    of both just failed (bot/fix/pairs.py), else the best target not tried yet; None when nothing is left."""
+    of both just failed (bot/fix/repair/pairs.py), else the best target not tried yet; None when nothing is left."""
     assert work.run is not None
     pair = next_pair(work.files, work.repairs, work.remaining, work.pairs)
     if pair is not None:

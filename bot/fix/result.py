@@ -18,10 +18,10 @@ EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix"
 RepairStatus = Literal["fixed", "not_fixed", "regressed"]
 # the agent's own, or why the pipeline ended a repair without it: the blamed tests passed as the code was, a stop
 # (time budget, signal), the model failed, a bug of fixbot's, the search alone fixed it before the model was asked,
-# a method renamed to the name the tests call (bot/fix/renames.py)
+# a method renamed to the name the tests call (bot/fix/repair/renames.py)
 RepairStop = StopReason | Literal["passed_without_change", "stopped", "error", "internal_error", "search_only",
                                   "renamed"]
-# who wrote a repair's code: the agent's makers (bot/agent/types.py), or the rename step (bot/fix/renames.py)
+# who wrote a repair's code: the agent's makers (bot/agent/types.py), or the rename step (bot/fix/repair/renames.py)
 MadeBy = FixedBy | Literal["rename"]
 
 
@@ -29,7 +29,7 @@ MadeBy = FixedBy | Literal["rename"]
 class RunSummary:
     """One sandbox test run as the report shows it."""
 
-    purpose: str  # "reproduce", "re-run failing", "with stubs" (bot/fix/missing.py), "verify"
+    purpose: str  # "reproduce", "re-run failing", "with stubs" (bot/fix/repair/missing.py), "verify"
     command: str
     passed: int
     failed: tuple[str, ...]

@@ -9,14 +9,14 @@ from pathlib import PurePosixPath
 from bot.checkout.paths import is_test_path
 from bot.checkout.repository import Checkout
 from bot.failures import Failure
-from bot.fix.harness import with_code
-from bot.fix.missing import MissingName, without_stubs
-from bot.fix.pairs import PairKey
-from bot.fix.patch import make_patch
+from bot.fix.repair.harness import with_code
+from bot.fix.repair.missing import MissingName, without_stubs
+from bot.fix.repair.pairs import PairKey
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.runs import CRASH, same_test
 from bot.fix.result import BestAttempt, TargetRepair
 from bot.fix.types import CodeTarget, EnvCause, TestRun
+from bot.fix.verify.patch import make_patch
 
 
 @dataclass
@@ -26,7 +26,7 @@ class Work:
     checkout: Checkout
     files: dict[str, bytes]  # the checkout with the verified fixes so far
     before: TestRun | None = None
-    stubs: tuple[MissingName, ...] = ()  # functions the tests use and the project lacks, stubbed (bot/fix/missing.py)
+    stubs: tuple[MissingName, ...] = ()  # functions the tests use and the project lacks, stubbed (repair/missing.py)
     stubbed: TestRun | None = None  # the suite's run with those stubs: what passes there must keep passing
     failing: frozenset[str] = frozenset()
     flaky: tuple[str, ...] = ()

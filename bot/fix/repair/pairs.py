@@ -12,9 +12,9 @@ import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
-from bot.fix.briefing import target_source
+from bot.fix.locate.spans import code_spans
+from bot.fix.repair.briefing import target_source
 from bot.fix.result import TargetRepair
-from bot.fix.spans import code_spans
 from bot.fix.types import CodeTarget
 
 PairKey = tuple[tuple[str, str], tuple[str, str]]  # (path, qualname) of the caller, then of the helper

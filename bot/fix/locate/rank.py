@@ -46,8 +46,8 @@ from dataclasses import dataclass, field
 
 from bot.checkout.repository import Checkout
 from bot.failures import Failure
-from bot.fix.project_files import ProjectFiles, is_target_file
-from bot.fix.spans import Span, broken_span
+from bot.fix.locate.project_files import ProjectFiles, is_target_file
+from bot.fix.locate.spans import Span, broken_span
 from bot.fix.types import CodeTarget, TestRun
 
 _SYNTAX = ("SyntaxError", "IndentationError", "TabError")

@@ -1,4 +1,4 @@
-"""A checkout's files as the ranking reads them (bot/fix/locate.py): which paths are project code and which are
+"""A checkout's files as the ranking reads them (bot/fix/locate/rank.py): which paths are project code and which are
 tests, each file decoded, parsed and cut into spans on demand, and paths from frames and coverage made relative."""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from functools import cache
 
 from bot.checkout.paths import clean_root, is_test_path, under
 from bot.checkout.repository import Checkout
-from bot.fix.spans import Span, code_spans
+from bot.fix.locate.spans import Span, code_spans
 
 SANDBOX_WORKDIR = "/work/"  # where the sandbox puts the checkout; frames inside it carry this prefix
 _ENV_DIRS = {"site-packages", "dist-packages", "venv", "__pypackages__", "node_modules"}

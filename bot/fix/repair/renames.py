@@ -15,8 +15,8 @@ from dataclasses import dataclass
 
 from bot.agent.code import changed_lines
 from bot.failures import Failure
-from bot.fix.briefing import target_source
-from bot.fix.missing import calls_name
+from bot.fix.repair.briefing import target_source
+from bot.fix.repair.missing import calls_name
 from bot.fix.result import TargetRepair
 from bot.fix.types import CodeTarget
 

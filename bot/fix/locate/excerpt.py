@@ -24,7 +24,7 @@ from bot.agent import Target
 from bot.agent.code import statement_blocks
 from bot.agent.evidence import hot_lines
 from bot.checkout.repository import Checkout
-from bot.fix.locate import covered_lines
+from bot.fix.locate.rank import covered_lines
 from bot.fix.types import CodeTarget, TestRun
 
 MAX_FUNCTION_LINES = 40

@@ -13,8 +13,8 @@ from bot.agent.parts import join_parts
 from bot.agent.prompts import MAX_TEST_LINES
 from bot.failures import Failure
 from bot.feedback import TIMEOUT_ERROR
-from bot.fix.missing import is_stub
-from bot.fix.spans import function_spans, names_of
+from bot.fix.locate.spans import function_spans, names_of
+from bot.fix.repair.missing import is_stub
 from bot.fix.types import CodeTarget, TestRun
 
 MAX_TESTS_SHOWN = 3

@@ -16,10 +16,10 @@ from dataclasses import dataclass, field
 from bot.agent.parts import function_parts
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
-from bot.fix.briefing import without_shown
+from bot.fix.locate.spans import Span, replace_span
+from bot.fix.repair.briefing import without_shown
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.testrun import run_many
-from bot.fix.spans import Span, replace_span
 from bot.fix.types import CodeTarget, TestRun
 from sandbox import Sandbox
 
@@ -74,7 +74,7 @@ class RepoHarness:
     deadline: float | None = None  # time.monotonic() by which every batch must have ended
     shown: str = ""  # the tests' code as the prompt shows it: the feedback leaves those lines out
     runs: list[TestRun] = field(default_factory=list, compare=False)  # every run, for the report's timings
-    expand: Callable[[str], str] | None = None  # a long function's excerpt, put back (bot/fix/excerpt.py)
+    expand: Callable[[str], str] | None = None  # a long function's excerpt, put back (bot/fix/locate/excerpt.py)
 
     def check(self, function_source: str) -> TestOutcome:
         return self.check_many([function_source])[0]
