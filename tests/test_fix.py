@@ -17,7 +17,7 @@ from bot.fix.context import FixRun
 from bot.fix.pipeline import FixOptions, fix
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.testrun import run_tests
-from bot.fix.result import to_markdown
+from bot.fix.verify.report import to_markdown
 from bot.llm import Completion
 from sandbox import open_sandbox
 

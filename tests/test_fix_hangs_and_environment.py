@@ -9,7 +9,7 @@ from bot.checkout.repository import load_checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.fix.context import FixRun
 from bot.fix.pipeline import FixOptions, fix
-from bot.fix.result import to_markdown
+from bot.fix.verify.report import to_markdown
 from sandbox import open_sandbox
 
 from .test_fix import ByNameLLM

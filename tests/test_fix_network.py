@@ -6,7 +6,7 @@ from __future__ import annotations
 from bot.checkout.repository import load_checkout
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.testrun import run_tests
-from bot.fix.result import to_markdown
+from bot.fix.verify.report import to_markdown
 from sandbox import open_sandbox
 
 from .test_fix import fix_example

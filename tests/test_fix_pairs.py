@@ -13,9 +13,10 @@ from bot.fix.locate.spans import code_spans
 from bot.fix.repair.briefing import agent_target, explanation, target_source
 from bot.fix.repair.harness import with_code
 from bot.fix.repair.pairs import calls, current, next_pair, pair_key
-from bot.fix.result import FixResult, TargetRepair, to_markdown
+from bot.fix.result import FixResult, TargetRepair
 from bot.fix.types import CodeTarget
 from bot.fix.verify.patch import make_patch
+from bot.fix.verify.report import to_markdown
 
 MODULE = (
     "import math\r\n"

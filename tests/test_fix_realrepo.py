@@ -17,7 +17,7 @@ import pytest
 
 from bot.agent.prompts import ORIGINAL
 from bot.agent.search import SearchOptions
-from bot.fix.result import write_outputs
+from bot.fix.verify.report import write_outputs
 from bot.llm import Completion
 
 from .conftest import FIXBOT, REPO

@@ -9,7 +9,7 @@ import re
 import pytest
 
 from bot.agent.search import SearchOptions
-from bot.fix.result import to_markdown
+from bot.fix.verify.report import to_markdown
 from bot.llm import Completion
 
 from .test_fix import fix_example

@@ -26,9 +26,10 @@ from bot.errors import UserError
 from bot.failures import Failure, ParseError, parse_ci_log
 from bot.fix.pipeline import FixOptions
 from bot.fix.reproduce.command import TestCommand
-from bot.fix.result import FixResult, write_outputs
+from bot.fix.result import FixResult
 from bot.fix.run import fix_checkout
 from bot.fix.verify.patch import apply_patch, touched_files
+from bot.fix.verify.report import write_outputs
 from bot.github.client import GitHubRepo, connect
 from bot.github.publish import publish
 from bot.github.redact import redact as redact_text

@@ -18,9 +18,9 @@ from bot.errors import UserError
 from bot.failures import parse_ci_log
 from bot.fix.pipeline import FixOptions
 from bot.fix.reproduce.command import TestCommand
-from bot.fix.result import write_outputs
 from bot.fix.run import fix_checkout
 from bot.fix.verify.patch import PatchRejected, apply_patch
+from bot.fix.verify.report import write_outputs
 from bot.init.test_command import detect_checkout_tests
 from bot.llm import parse_model_spec
 from bot.llm.spec import require_tools
