@@ -15,7 +15,7 @@ import yaml
 from bot.agent.options import FIX_REPAIR, MAX_SAMPLES, Choice, RepairOptions
 from bot.agent.types import AgentName
 from bot.errors import UserError
-from bot.fix.pipeline import FixOptions
+from bot.fix.options import FixOptions
 from bot.llm import DEFAULT_MODEL
 
 

@@ -103,7 +103,7 @@ def test_the_choice_among_passing_candidates_is_first_or_likeliest(tmp_path):
 def test_the_file_the_fix_command_and_the_pipeline_share_one_default_per_repair_option():
     from bot.agent import FIX_REPAIR
     from bot.cli.main import build_parser
-    from bot.fix.pipeline import FixOptions
+    from bot.fix.options import FixOptions
     assert Config().repair() == FixOptions().repair == FIX_REPAIR
     fix = build_parser().parse_args(["fix", "."])
     assert (fix.iterations, fix.agent, fix.max_targets, fix.wall, fix.choose) == \

@@ -14,7 +14,8 @@ from bot.agent.search import SearchOptions
 from bot.checkout.repository import load_checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.fix.context import FixRun
-from bot.fix.pipeline import FixOptions, fix
+from bot.fix.options import FixOptions
+from bot.fix.pipeline import fix
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.testrun import run_tests
 from bot.fix.verify.report import to_markdown

@@ -8,7 +8,8 @@ from bot.agent import Budgets, RepairOptions
 from bot.checkout.repository import load_checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.fix.context import FixRun
-from bot.fix.pipeline import FixOptions, fix
+from bot.fix.options import FixOptions
+from bot.fix.pipeline import fix
 from bot.fix.verify.report import to_markdown
 from sandbox import open_sandbox
 

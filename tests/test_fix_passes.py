@@ -1,9 +1,9 @@
-"""Another pass over the targets that failed (bot/fix/turns.py, another_pass): when every target has been
+"""Another pass over the targets that failed (bot/fix/loop.py, another_pass): when every target has been
 tried and time is left, they are tried again with other seeds and the other temperature schedule."""
 from __future__ import annotations
 
 from bot.agent import Budgets, RepairOptions
-from bot.fix.turns import MAX_PASSES, PASS_SEED, turn
+from bot.fix.loop import MAX_PASSES, PASS_SEED, turn
 from bot.llm import Completion
 
 from .test_fix import fix_example

@@ -24,7 +24,7 @@ from bot.environment.python.choice import job_python_versions
 from bot.environment.python.workflow import job_test_env, shared_values
 from bot.errors import UserError
 from bot.failures import Failure, ParseError, parse_ci_log
-from bot.fix.pipeline import FixOptions
+from bot.fix.options import FixOptions
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.result import FixResult
 from bot.fix.run import fix_checkout

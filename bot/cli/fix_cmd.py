@@ -16,7 +16,7 @@ from bot.cli.options import add_model_args, add_samples_arg, check_samples
 from bot.environment.prepare import EnvRequest
 from bot.errors import UserError
 from bot.failures import parse_ci_log
-from bot.fix.pipeline import FixOptions
+from bot.fix.options import FixOptions
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.run import fix_checkout
 from bot.fix.verify.patch import PatchRejected, apply_patch

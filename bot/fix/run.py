@@ -14,7 +14,8 @@ from bot.environment.build import DependencyInstallFailed
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
 from bot.fix.context import EnvChange, FixRun
-from bot.fix.pipeline import FixOptions, fix
+from bot.fix.options import FixOptions
+from bot.fix.pipeline import fix
 from bot.fix.result import FixResult
 from bot.llm.lazy import LazyModel
 from sandbox import Limits, Sandbox, open_sandbox

@@ -43,7 +43,7 @@ class Work:
     ranked: list[CodeTarget] = field(default_factory=list)
     repairs: list[TargetRepair] = field(default_factory=list)
     swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that found nothing
-    passes: int = 1  # passes over the targets (bot/fix/turns.py, another_pass)
+    passes: int = 1  # passes over the targets (bot/fix/loop.py, another_pass)
 
     @property
     def failures(self) -> tuple[Failure, ...]:
