@@ -34,7 +34,7 @@ PYTEST_SAMPLE = 40
 
 def screen_throughput(data: Path, limit: int | None) -> dict:
     from bot.agent.mutate import mutants, ranked_mutants
-    from bot.agent.search import SearchOptions
+    from bot.agent.options import SearchOptions
     from bot.fix.locate.spans import function_source
     from eval.harness import humaneval_harness, humaneval_screen
     from eval.tasks import load_tasks

@@ -18,8 +18,8 @@ from bot.agent.code import (
     target_kind,
 )
 from bot.agent.mutate import mutants
+from bot.agent.options import SearchOptions
 from bot.agent.parts import function_names, function_parts, join_parts
-from bot.agent.search import SearchOptions
 from bot.agent.state import ORIGINAL_SEEN
 from bot.llm import ScriptedLLM
 

@@ -113,7 +113,7 @@ def test_without_a_judge_the_first_fix_stands_and_nothing_more_is_asked():
 
 
 def test_the_search_alone_asks_no_model_for_votes():
-    from bot.agent.search import SearchOptions
+    from bot.agent.options import SearchOptions
 
     judge = Judge()
     result, llm = run([], judge, budgets=Budgets(iterations=0), search=SearchOptions(mutants=50))
@@ -150,7 +150,7 @@ def test_a_model_that_scores_texts_chooses_the_likeliest_candidate_and_writes_no
 def test_every_passing_mutant_of_the_search_is_a_candidate():
     """The search finds three mutants that pass the weak test and takes the first (`return x`); all three join the
     vote with the answers drawn for it, and the likeliest (not the first) is the fix."""
-    from bot.agent.search import SearchOptions
+    from bot.agent.options import SearchOptions
 
     buggy = BUGGY.replace("return x", "return -x")  # fails absolute(3) == 3
     result, llm = run([WEAK] * EXTRA_ANSWERS, Judge(), likelihoods={"abs(": 0.0}, buggy=buggy,
@@ -196,7 +196,7 @@ def test_an_output_agrees_as_the_assert_s_equality_would():
 def test_without_a_judge_the_likeliest_passing_mutant_is_kept_when_asked():
     """`fixbot fix --choose likeliest`: no judge and no model answer (the search alone); the searches' passing
     mutants are scored and the likeliest, not the first, is the fix."""
-    from bot.agent.search import SearchOptions
+    from bot.agent.options import SearchOptions
 
     buggy = BUGGY.replace("return x", "return -x")
     result, llm = run([], None, likelihoods={"abs(": 0.0}, buggy=buggy, budgets=Budgets(iterations=0),
@@ -212,7 +212,7 @@ def test_without_a_judge_the_likeliest_passing_mutant_is_kept_when_asked():
 
 
 def test_a_model_that_cannot_score_keeps_the_first_fix():
-    from bot.agent.search import SearchOptions
+    from bot.agent.options import SearchOptions
 
     buggy = BUGGY.replace("return x", "return -x")
     result, llm = run([], None, buggy=buggy, budgets=Budgets(iterations=0), search=SearchOptions(mutants=400),

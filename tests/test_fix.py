@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from bot.agent import Budgets, RepairOptions
-from bot.agent.search import SearchOptions
+from bot.agent.options import SearchOptions
 from bot.checkout.repository import load_checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.fix.context import FixRun

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import os
 
-from bot.agent.search import SearchOptions
+from bot.agent.options import SearchOptions
 from bot.fix.locate.rank import locate
 from bot.fix.repair.briefing import blamed_tests
 

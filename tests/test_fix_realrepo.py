@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
+from bot.agent.options import SearchOptions
 from bot.agent.prompts import ORIGINAL
-from bot.agent.search import SearchOptions
 from bot.fix.verify.report import write_outputs
 from bot.llm import Completion
 

@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from bot.agent.search import SearchOptions
+from bot.agent.options import SearchOptions
 from bot.fix.verify.report import to_markdown
 from bot.llm import Completion
 

@@ -9,7 +9,7 @@ import difflib
 from bot.agent.evidence import Evidence, hot_lines, read_evidence
 from bot.agent.mutate import mutants, ranked_mutants
 from bot.agent.mutate_guards import empty_used, none_uses, raised
-from bot.agent.search import SearchOptions
+from bot.agent.options import SearchOptions
 
 from .test_fix import ByNameLLM, fix_example, fixed_by_the_search
 from .test_fix_realrepo import make_repo

@@ -6,7 +6,7 @@ from bot.agent.evidence import Evidence
 from bot.agent.mutate import ranked_mutants
 from bot.agent.mutate_guards import raised
 from bot.agent.mutate_names import undefined
-from bot.agent.search import SearchOptions
+from bot.agent.options import SearchOptions
 
 from .test_fix import ByNameLLM, fix_example
 from .test_fix_realrepo import make_repo

@@ -7,7 +7,7 @@ import re
 from bot.agent.evidence import read_evidence
 from bot.agent.mutate import mutants, ranked_mutants
 from bot.agent.mutate_regex import literal_edits, pattern_edits, quoted_values
-from bot.agent.search import SearchOptions
+from bot.agent.options import SearchOptions
 
 from .test_fix import ByNameLLM, fix_example, fixed_by_the_search
 from .test_fix_realrepo import make_repo

@@ -5,8 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from bot.agent.options import RepairOptions, Schedule
-from bot.agent.search import Screen
-from bot.agent.types import Attempt, Briefing, Harness, Judge, SearchRound, Target
+from bot.agent.types import Attempt, Briefing, Harness, Judge, Screen, SearchRound, Target
 from bot.llm.types import LLM
 
 REPEAT_BOOST = 0.4

@@ -15,8 +15,7 @@ from dataclasses import dataclass
 
 from bot.agent.likelihood import coder_scores
 from bot.agent.mutate import mutants
-from bot.agent.search import Screen
-from bot.agent.types import Harness
+from bot.agent.types import Harness, Screen
 
 MARGIN = 3.0  # nats: about twenty times likelier than the original
 MAX_SCORED = 64  # survivors of the visible tests scored at most, in the mutation order; scoring is most of the cost

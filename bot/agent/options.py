@@ -5,7 +5,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.agent.search import SearchOptions
 from bot.agent.types import AgentName, Budgets
 
 Schedule = Literal["rising", "falling"]
@@ -20,6 +19,25 @@ FIX_SAMPLES = 3
 # one greedy answer and two sampled, written together
 REFERENCES = 3
 MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
+
+
+@dataclass(frozen=True)
+class SearchOptions:
+    mutants: int = 400  # per base, with a fast screen
+    # per base, when each candidate is a test run (forked from one warm process: bot/inside/probe_variants.py)
+    slow_mutants: int = 48
+    confirm: int = 6  # screened survivors confirmed with the real harness (fewest changed lines first)
+    slow_retries: int = 16  # candidates that timed out in the screen, screened again with `slow_timeout_s`
+    slow_timeout_s: float = 2.0  # when nothing else passed: slow but right is still right
+    # Several different mutants passing weak tests (a docstring's two examples) is a sign that the tests do not
+    # pin the bug down: "ask" hands them to the model as hints (it reads the docstring) instead of taking the
+    # first; "accept" takes the first (real tests, or the whole suite, verify it afterwards).
+    ambiguous: Literal["accept", "ask"] = "accept"
+    # Search around the original before the first model call; off when that search already ran (`fixbot fix`
+    # searches every ranked target first: bot/fix/pipeline.py, _sweep).
+    first_round: bool = True
+    skip: int = 0  # the best-ranked mutants already tried by an earlier, shorter round (`fixbot fix`'s sweep)
+    second_order: int = 3  # failing mutants whose failure moved to a None or an empty string, given a second edit
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -13,38 +13,13 @@ from __future__ import annotations
 
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
-from typing import Literal, Protocol
+from dataclasses import replace
 
 from bot.agent.code import changed_lines, code_hash
 from bot.agent.evidence import Evidence, read_evidence
 from bot.agent.mutate import Mutant, ranked_mutants, skip_mutants
-from bot.agent.types import Harness, SearchRound, TestOutcome
-
-
-class Screen(Protocol):
-    """A cheap first pass: most candidates fail it, and only survivors pay for the real tests."""
-
-    def screen(self, function_sources: Sequence[str], timeout_s: float | None = None) -> list[TestOutcome]: ...
-
-
-@dataclass(frozen=True)
-class SearchOptions:
-    mutants: int = 400  # per base, with a fast screen
-    # per base, when each candidate is a test run (forked from one warm process: bot/inside/probe_variants.py)
-    slow_mutants: int = 48
-    confirm: int = 6  # screened survivors confirmed with the real harness (fewest changed lines first)
-    slow_retries: int = 16  # candidates that timed out in the screen, screened again with `slow_timeout_s`
-    slow_timeout_s: float = 2.0  # when nothing else passed: slow but right is still right
-    # Several different mutants passing weak tests (a docstring's two examples) is a sign that the tests do not
-    # pin the bug down: "ask" hands them to the model as hints (it reads the docstring) instead of taking the
-    # first; "accept" takes the first (real tests, or the whole suite, verify it afterwards).
-    ambiguous: Literal["accept", "ask"] = "accept"
-    # Search around the original before the first model call; off when that search already ran (`fixbot fix`
-    # searches every ranked target first: bot/fix/pipeline.py, _sweep).
-    first_round: bool = True
-    skip: int = 0  # the best-ranked mutants already tried by an earlier, shorter round (`fixbot fix`'s sweep)
-    second_order: int = 3  # failing mutants whose failure moved to a None or an empty string, given a second edit
+from bot.agent.options import SearchOptions
+from bot.agent.types import Harness, Screen, SearchRound, TestOutcome
 
 
 def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcome], harness: Harness,

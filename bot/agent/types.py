@@ -174,3 +174,9 @@ class RepairInterrupted(LLMError):
         super().__init__(message)
         self.attempts = attempts
         self.stop = stop
+
+
+class Screen(Protocol):
+    """A cheap first pass: most candidates fail it, and only survivors pay for the real tests."""
+
+    def screen(self, function_sources: Sequence[str], timeout_s: float | None = None) -> list[TestOutcome]: ...

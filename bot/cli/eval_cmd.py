@@ -10,8 +10,7 @@ from typing import TYPE_CHECKING
 
 from tqdm import tqdm
 
-from bot.agent.options import REFERENCES, SCHEDULES, RepairOptions
-from bot.agent.search import SearchOptions
+from bot.agent.options import REFERENCES, SCHEDULES, RepairOptions, SearchOptions
 from bot.agent.types import AGENTS
 from bot.cli.options import (
     add_model_args,
