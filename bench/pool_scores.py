@@ -27,9 +27,9 @@ from typing import Any
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from bot.agent.code import changed_lines, code_hash, split_docstring  # noqa: E402
-from bot.agent.likelihood import coder_text  # noqa: E402
-from bot.agent.search import SearchOptions, search  # noqa: E402
+from bot.agent.choose.likelihood import coder_text  # noqa: E402
+from bot.agent.search.rounds import SearchOptions, search  # noqa: E402
+from bot.agent.source.code import changed_lines, code_hash, split_docstring  # noqa: E402
 from bot.agent.types import Target  # noqa: E402
 from bot.errors import UserError  # noqa: E402
 from bot.llm import open_llm  # noqa: E402
@@ -64,7 +64,7 @@ class Scorer:
         self.llm = llm
 
     def scores(self, code: str, doc: str) -> tuple[float, float, float, float]:
-        """The coder score (the one fixbot's vote uses: bot/agent/likelihood.py), it per body token, the
+        """The coder score (the one fixbot's vote uses: bot/agent/choose/likelihood.py), it per body token, the
         reviewer score, and it per docstring token."""
         prefix, text = coder_text(code, doc)
         (coder,) = self.llm.logprobs(prefix, [text])

@@ -3,8 +3,8 @@
     .venv/bin/python bench/scoring.py [--data FILE] [--tasks LIST] [--mutants 8] [--threads 1] [--json]
 
 A task's pool is its buggy function and the first --mutants one-edit mutants of it, ranked as the mutation search
-ranks them (bot/agent/mutate.py): candidates that differ by an edit, as the vote's pools mostly do. Each pool is
-scored as the vote scores it (bot/agent/likelihood.py, coder_scores) by one model process with --threads threads
+ranks them (bot/agent/search/mutate.py): candidates that differ by an edit, as the vote's pools mostly do. Each pool is
+scored as the vote scores it (bot/agent/choose/likelihood.py, coder_scores) by one model process with --threads threads
 (an eval worker's one by default); per task the candidates, their tokens and the seconds are printed as it ends,
 then the total seconds and the model's speed line. The scores are printed too, so two commits' runs can be
 compared number by number. Two commits: run it in a worktree of each, at once, one core each (`taskset -c N`).
@@ -21,9 +21,9 @@ REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 sys.path.insert(0, str(REPO / "bench"))
 
-from bot.agent.code import split_docstring  # noqa: E402
-from bot.agent.likelihood import coder_scores, coder_text  # noqa: E402
-from bot.agent.mutate import ranked_mutants  # noqa: E402
+from bot.agent.choose.likelihood import coder_scores, coder_text  # noqa: E402
+from bot.agent.search.mutate import ranked_mutants  # noqa: E402
+from bot.agent.source.code import split_docstring  # noqa: E402
 from bot.errors import UserError  # noqa: E402
 from bot.llm import open_llm  # noqa: E402
 from bot.llm.llamacpp_backend import available_cores  # noqa: E402

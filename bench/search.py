@@ -7,7 +7,7 @@
    where it stopped). Legs are PROTOCOL/MODE with MODE one of plain (the agent alone), search (the agent with
    the search), search+samples (the search, and --samples N answers per model call tested in one batch),
    search-only (no model at all: --iterations 0); examples legs run with eval's defaults, so they vote among
-   the fixes that pass the examples (bot/agent/select.py). Prints per leg pass@1, single-shot pass@1,
+   the fixes that pass the examples (bot/agent/choose/select.py). Prints per leg pass@1, single-shot pass@1,
    fixed by the search, overfitting (visible tests passed, hidden failed), model calls, wall time and search
    candidates per second.
 
@@ -33,8 +33,8 @@ PYTEST_SAMPLE = 40
 
 
 def screen_throughput(data: Path, limit: int | None) -> dict:
-    from bot.agent.mutate import mutants, ranked_mutants
     from bot.agent.options import SearchOptions
+    from bot.agent.search.mutate import mutants, ranked_mutants
     from bot.fix.locate.spans import function_source
     from eval.harness import humaneval_harness, humaneval_screen
     from eval.tasks import load_tasks

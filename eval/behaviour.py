@@ -1,4 +1,4 @@
-"""What candidates return on more inputs than the visible tests hold: the evidence by which bot/agent/select.py
+"""What candidates return on more inputs than the visible tests hold: the evidence by which bot/agent/choose/select.py
 groups the candidates that pass (and, on the inputs of the model's asserts, scores them). The inputs are the
 visible tests' own calls, those calls with two arguments of one type swapped (a function meant to treat its
 arguments alike, such as a triangle's three sides, often does so only in the order its examples give them), and with
@@ -15,7 +15,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from bot.agent.expectations import literal_call_args
+from bot.agent.choose.expectations import literal_call_args
 from bot.fix.locate.spans import splice
 from sandbox import Sandbox
 
@@ -104,7 +104,7 @@ def _output(record: dict[str, Any]) -> str:
 
 @dataclass(frozen=True)
 class BehaviourJudge:
-    """The `Judge` of bot/agent/select.py for one function of a module: each candidate spliced in and called on
+    """The `Judge` of bot/agent/choose/select.py for one function of a module: each candidate spliced in and called on
     each input in the sandbox's screen runner, one small program per call."""
 
     sandbox: Sandbox

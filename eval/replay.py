@@ -31,7 +31,7 @@ class ReplayConfig:
     protocol: EvalProtocol = "tests"
     repair: RepairOptions = RepairOptions()  # the agent's plain form unless asked
     seed: int = 0
-    vote: bool = False  # choose among fixes that pass the visible tests by vote on more inputs (bot/agent/select.py)
+    vote: bool = False  # choose among fixes that pass the visible tests by vote on more inputs (choose/select.py)
 
 
 def visible_tests(task: Task, protocol: EvalProtocol) -> str:

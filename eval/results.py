@@ -31,7 +31,7 @@ class TaskResult:
     error: str | None = None
     searches: list[dict[str, Any]] = field(default_factory=list)  # mutation search rounds (--search)
     fixed_by: FixedBy | None = None  # when the visible tests passed
-    selection: dict[str, Any] | None = None  # how the fix was chosen by vote (examples protocol: bot/agent/select.py)
+    selection: dict[str, Any] | None = None  # how the fix was chosen by vote (examples protocol: choose/select.py)
 
     @property
     def solved_at(self) -> int | None:

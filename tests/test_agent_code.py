@@ -5,7 +5,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.agent.code import (
+from bot.agent.source.code import (
     changed_lines,
     code_hash,
     extract_function,

@@ -6,10 +6,10 @@ import json
 import pytest
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, repair
+from bot.agent.designs.thought_patch import FREE_UNTESTABLE
+from bot.agent.designs.tool_call import REPEAT_RETRIES
 from bot.agent.options import SAMPLE_TEMPERATURE
-from bot.agent.prompts import FEW_SHOT, tried_lines
-from bot.agent.thought_patch import FREE_UNTESTABLE
-from bot.agent.tool_call import REPEAT_RETRIES
+from bot.agent.steps.prompts import FEW_SHOT, tried_lines
 from bot.agent.types import Attempt, RepairInterrupted
 from bot.llm import Completion, Message, ScriptedLLM
 

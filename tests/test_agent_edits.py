@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from bot.agent.edits import EditError, anchors, apply_edits, edit_schema, numbered, parse_edits, quoted
+from bot.agent.designs.edits import EditError, anchors, apply_edits, edit_schema, numbered, parse_edits, quoted
 
 # The function as the thought-patch agent shows it: without its docstring, numbered 1..n.
 SOURCE = '''def total(xs):

@@ -1,8 +1,8 @@
 """The minimizer puts back every hunk of a passing fix that the tests do not need, and only those."""
 from __future__ import annotations
 
-from bot.agent.code import changed_lines
-from bot.agent.minimize import minimize
+from bot.agent.choose.minimize import minimize
+from bot.agent.source.code import changed_lines
 from bot.agent.types import TestOutcome
 
 ORIGINAL = '''def grade(score):

@@ -6,9 +6,9 @@ import json
 
 import pytest
 
-from bot.agent.code import changed_lines, code_hash
-from bot.agent.evidence import Evidence
-from bot.agent.mutate import mutants, rank, ranked_mutants
+from bot.agent.search.evidence import Evidence
+from bot.agent.search.mutate import mutants, rank, ranked_mutants
+from bot.agent.source.code import changed_lines, code_hash
 from bot.fix.locate.spans import function_source
 
 FUNC = '''def f(xs, n):
@@ -177,7 +177,7 @@ def test_an_assignment_target_is_mutated_in_its_values_and_keeps_its_names():
 
 
 def test_ranked_mutants_are_rank_of_mutants_without_building_the_rest():
-    from bot.agent.mutate import mutants, rank, ranked_mutants
+    from bot.agent.search.mutate import mutants, rank, ranked_mutants
 
     body = "".join(f"    x{i} = a + {i} if a > {i} else b - {i}\n" for i in range(12))
     source = f"def long(a, b):\n{body}    return x0 * x11\n"

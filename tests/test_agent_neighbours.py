@@ -1,10 +1,10 @@
-"""The original's likely one-edit neighbours (bot/agent/neighbours.py), where the visible tests pass on the original:
-found with the scripted scorer, and chosen by the vote (bot/agent/select.py)."""
+"""The original's likely one-edit neighbours (choose/neighbours.py), where the visible tests pass on the original:
+found with the scripted scorer, and chosen by the vote (bot/agent/choose/select.py)."""
 from __future__ import annotations
 
 from bot.agent import AgentContext, Briefing, RepairOptions, Target, TestOutcome, repair
-from bot.agent.neighbours import MARGIN, likely_neighbours
-from bot.agent.select import EXTRA_ANSWERS
+from bot.agent.choose.neighbours import MARGIN, likely_neighbours
+from bot.agent.choose.select import EXTRA_ANSWERS
 from bot.llm import ScriptedLLM
 from bot.llm.scripted import ScriptedScorer
 

@@ -7,8 +7,10 @@ import json
 
 import pytest
 
-from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, prompts, repair
-from bot.agent.code import (
+from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
+from bot.agent.options import SearchOptions
+from bot.agent.search.mutate import mutants
+from bot.agent.source.code import (
     changed_lines,
     code_hash,
     extract_function,
@@ -17,10 +19,9 @@ from bot.agent.code import (
     split_docstring,
     target_kind,
 )
-from bot.agent.mutate import mutants
-from bot.agent.options import SearchOptions
-from bot.agent.parts import function_names, function_parts, join_parts
+from bot.agent.source.parts import function_names, function_parts, join_parts
 from bot.agent.state import ORIGINAL_SEEN
+from bot.agent.steps import prompts
 from bot.llm import ScriptedLLM
 
 from .in_process import InProcessHarness

@@ -1,9 +1,9 @@
-"""Functions written from the docstring alone as evidence for the vote (bot/agent/references.py), with the
+"""Functions written from the docstring alone as evidence for the vote (bot/agent/choose/references.py), with the
 scripted model and the in-process judge of tests/test_agent_select.py."""
 from __future__ import annotations
 
-from bot.agent.references import consensus, favoured, met
-from bot.agent.select import EXTRA_ANSWERS
+from bot.agent.choose.references import consensus, favoured, met
+from bot.agent.choose.select import EXTRA_ANSWERS
 
 from .test_agent_select import BUGGY, RIGHT, WEAK, WRONG, Judge, run
 

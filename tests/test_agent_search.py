@@ -5,9 +5,9 @@ import json
 import time
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
-from bot.agent.evidence import hot_lines
 from bot.agent.options import SearchOptions
-from bot.agent.search import search
+from bot.agent.search.evidence import hot_lines
+from bot.agent.search.rounds import search
 from bot.llm import ScriptedLLM
 
 from .in_process import InProcessHarness

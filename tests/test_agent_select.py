@@ -1,4 +1,4 @@
-"""Choosing among fixes that all pass weak tests (bot/agent/select.py), with the scripted model and a judge that
+"""Choosing among fixes that all pass weak tests (bot/agent/choose/select.py), with the scripted model and a judge that
 runs the candidates in this process."""
 from __future__ import annotations
 
@@ -6,8 +6,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
-from bot.agent.expectations import agrees, parse_asserts
-from bot.agent.select import EXTRA_ANSWERS, choose
+from bot.agent.choose.expectations import agrees, parse_asserts
+from bot.agent.choose.select import EXTRA_ANSWERS, choose
 from bot.llm import ScriptedLLM
 from bot.llm.scripted import ScriptedScorer
 

@@ -1,8 +1,8 @@
-"""Which candidates stay in the choice (bot/agent/shortlist.py): the outputs are written out, nothing runs."""
+"""Which candidates stay in the choice (bot/agent/choose/shortlist.py): the outputs are written out, nothing runs."""
 from __future__ import annotations
 
-from bot.agent.expectations import parse_asserts
-from bot.agent.shortlist import Outputs, shortlist
+from bot.agent.choose.expectations import parse_asserts
+from bot.agent.choose.shortlist import Outputs, shortlist
 
 # a triangle's sides on six inputs: (3, 4, 5) and (1, 2, 3) as the examples give them, then (5, 4, 3), (4, 3, 5),
 # (3, 5, 4), (2, 2, 3); the original checks only c*c == a*a + b*b

@@ -1,8 +1,9 @@
-"""Locals a function assigns and never reads (bot/agent/unused.py), and the linter's note in the prompt."""
+"""Locals a function assigns and never reads (bot/agent/steps/unused.py), and the linter's note in the prompt."""
 from __future__ import annotations
 
-from bot.agent import Briefing, Target, prompts
-from bot.agent.unused import unused, unused_note
+from bot.agent import Briefing, Target
+from bot.agent.steps import prompts
+from bot.agent.steps.unused import unused, unused_note
 
 SORT = '''def sort_numbers(numbers: str) -> str:
     """Sort the number words from 'zero' to 'nine'."""

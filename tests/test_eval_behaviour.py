@@ -1,4 +1,4 @@
-"""The examples protocol's vote (eval/behaviour.py, bot/agent/select.py): more inputs from the visible tests, what
+"""The examples protocol's vote (eval/behaviour.py, choose/select.py): more inputs from the visible tests, what
 candidates return on them in the sandbox, and a replay where the first passing answer overfits."""
 from __future__ import annotations
 

@@ -194,7 +194,7 @@ def test_a_failing_doctest_is_repaired_in_the_code_never_in_its_docstring(answer
                                                                           sandbox_image):
     """pytest's --doctest-modules: the failing test is `stats.py::stats.mean`, in the module to repair. An answer
     that rewrites the expected output instead passes nothing: the agent puts the original docstring back in
-    (bot/agent/code.py)."""
+    (bot/agent/source/code.py)."""
     root = tmp_path / "stats"
     root.mkdir()
     (root / "stats.py").write_text(STATS)

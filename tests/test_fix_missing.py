@@ -116,9 +116,9 @@ def test_a_stub_the_model_cannot_write_is_in_neither_the_patch_nor_the_best_atte
 
 def test_the_model_is_asked_to_write_a_stub_not_to_find_a_bug():
     from bot.agent import Briefing, Target
-    from bot.agent.code import signature_problem, unwritten
-    from bot.agent.prompts import WRITE_SYSTEM, draft, repeat
+    from bot.agent.source.code import signature_problem, unwritten
     from bot.agent.state import Seen
+    from bot.agent.steps.prompts import WRITE_SYSTEM, draft, repeat
 
     source = stub(MissingName("textutil.py", "shorten"))
     assert unwritten(source) and unwritten('def f(x):\n    """Doc."""\n    raise NotImplementedError\n')

@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from bot.agent.parts import join_parts
+from bot.agent.source.parts import join_parts
 from bot.agent.types import Attempt
 from bot.failures import Failure
 from bot.fix.locate.spans import code_spans

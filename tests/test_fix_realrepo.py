@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.agent.options import SearchOptions
-from bot.agent.prompts import ORIGINAL
+from bot.agent.steps.prompts import ORIGINAL
 from bot.fix.verify.report import write_outputs
 from bot.llm import Completion
 

@@ -134,7 +134,7 @@ def test_the_openai_backend_talks_to_a_real_local_server(llama_server: str,
 
 
 def test_an_answer_held_to_the_edit_schema_is_edits_that_apply(bundled: LlamaCppLLM) -> None:
-    from bot.agent.edits import apply_edits, edit_schema, numbered, parse_edits
+    from bot.agent.designs.edits import apply_edits, edit_schema, numbered, parse_edits
 
     # a quoted string among the lines: an enum value with a JSON escape once made a grammar that crashed llama.cpp
     source = 'def add(a, b):\n    total = a - b\n    unit = ""\n    return total\n'

@@ -81,7 +81,7 @@ def test_several_answers_at_once_come_one_after_another_from_a_backend_without_t
 def test_a_backend_that_cannot_score_texts_says_so(tmp_path: Path) -> None:
     from contextlib import closing
 
-    from bot.agent.likelihood import coder_scores
+    from bot.agent.choose.likelihood import coder_scores
     from bot.llm import ScoringLLM, ScoringUnsupported
     from bot.llm.lazy import LazyModel
 

@@ -1,10 +1,10 @@
-"""Mutants at the border of str and bytes (bot/agent/mutate_bytes.py): parameters decoded, return values
+"""Mutants at the border of str and bytes (bot/agent/search/decoding.py): parameters decoded, return values
 encoded, only when the failure shows bytes."""
 from __future__ import annotations
 
-from bot.agent.evidence import Evidence
-from bot.agent.mutate import ranked_mutants
-from bot.agent.mutate_bytes import bytes_shown
+from bot.agent.search.decoding import bytes_shown
+from bot.agent.search.evidence import Evidence
+from bot.agent.search.mutate import ranked_mutants
 from bot.fix.reproduce.command import TestCommand
 
 from .test_fix_realrepo import make_repo

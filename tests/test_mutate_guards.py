@@ -1,4 +1,4 @@
-"""Mutants that add a missing None check or catch the exception a failure raised (bot/agent/mutate_guards.py), and
+"""Mutants that add a missing None check or catch the exception a failure raised (bot/agent/search/guards.py), and
 real repositories whose function crashes on a missing option or on an entity out of range, repaired by the search
 in the Docker sandbox before the model is asked."""
 from __future__ import annotations
@@ -6,10 +6,10 @@ from __future__ import annotations
 import ast
 import difflib
 
-from bot.agent.evidence import Evidence, hot_lines, read_evidence
-from bot.agent.mutate import mutants, ranked_mutants
-from bot.agent.mutate_guards import empty_used, none_uses, raised
 from bot.agent.options import SearchOptions
+from bot.agent.search.evidence import Evidence, hot_lines, read_evidence
+from bot.agent.search.guards import empty_used, none_uses, raised
+from bot.agent.search.mutate import mutants, ranked_mutants
 
 from .test_fix import ByNameLLM, fix_example, fixed_by_the_search
 from .test_fix_realrepo import make_repo

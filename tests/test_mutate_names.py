@@ -1,12 +1,12 @@
-"""Mutants for a name the failure says is not defined (bot/agent/mutate_names.py), and a repository whose bug is
+"""Mutants for a name the failure says is not defined (bot/agent/search/names.py), and a repository whose bug is
 a misspelt variable, repaired by the search in the Docker sandbox before the model is asked."""
 from __future__ import annotations
 
-from bot.agent.evidence import Evidence
-from bot.agent.mutate import ranked_mutants
-from bot.agent.mutate_guards import raised
-from bot.agent.mutate_names import undefined
 from bot.agent.options import SearchOptions
+from bot.agent.search.evidence import Evidence
+from bot.agent.search.guards import raised
+from bot.agent.search.mutate import ranked_mutants
+from bot.agent.search.names import undefined
 
 from .test_fix import ByNameLLM, fix_example
 from .test_fix_realrepo import make_repo

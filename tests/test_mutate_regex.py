@@ -1,13 +1,13 @@
-"""Mutants of regular expressions (bot/agent/mutate_regex.py), and a real repository whose bug is in a pattern,
+"""Mutants of regular expressions (bot/agent/search/regex.py), and a real repository whose bug is in a pattern,
 repaired by the search in the Docker sandbox before the model is asked."""
 from __future__ import annotations
 
 import re
 
-from bot.agent.evidence import read_evidence
-from bot.agent.mutate import mutants, ranked_mutants
-from bot.agent.mutate_regex import literal_edits, pattern_edits, quoted_values
 from bot.agent.options import SearchOptions
+from bot.agent.search.evidence import read_evidence
+from bot.agent.search.mutate import mutants, ranked_mutants
+from bot.agent.search.regex import literal_edits, pattern_edits, quoted_values
 
 from .test_fix import ByNameLLM, fix_example, fixed_by_the_search
 from .test_fix_realrepo import make_repo

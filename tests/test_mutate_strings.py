@@ -1,4 +1,4 @@
-"""Mutants of string literals (bot/agent/mutate_strings.py), and a real repository whose bug is a separator,
+"""Mutants of string literals (bot/agent/search/strings.py), and a real repository whose bug is a separator,
 repaired by the search in the Docker sandbox before the model is asked."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import ast
 
 import pytest
 
-from bot.agent.mutate import mutants
+from bot.agent.search.mutate import mutants
 
 from .test_fix import fixed_by_the_search
 from .test_fix_realrepo import make_repo

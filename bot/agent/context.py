@@ -27,7 +27,7 @@ class AgentContext:
     seed: int = 0
     screen: Screen | None = None  # the search's fast first pass, when the harness has one
     # runs candidates on more inputs than the visible tests: with one, a fix is chosen by vote among those that
-    # pass (bot/agent/select.py); for weak tests, where several pass and the first is often wrong
+    # pass (bot/agent/choose/select.py); for weak tests, where several pass and the first is often wrong
     judge: Judge | None = None
     # the visible tests pass on the original too (weak tests: a docstring's examples), so they cannot say which of a
     # fix's hunks it needs, and the fix is kept whole rather than minimized back to the bug

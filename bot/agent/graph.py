@@ -4,10 +4,10 @@ reflect (the default):
     [search] ──► draft ──► test ──► [search] ──► reflect ──► test ──► ...   (until the tests pass or a budget is spent)
                    │         ▲
                    └─► syntax / repeat ─┘   (unusable answer, or code already tried: ask again, differently)
-thought-patch (bot/agent/thought_patch.py): thought ──► patch (JSON line edits) ──► test ──► thought ...
-tool-call (bot/agent/tool_call.py): the model calls run_tests(code) ──► test ──► its result ──► the model ...
+thought-patch (bot/agent/designs/thought_patch.py): thought ──► patch (JSON line edits) ──► test ──► thought ...
+tool-call (bot/agent/designs/tool_call.py): the model calls run_tests(code) ──► test ──► its result ──► the model ...
 
-Nodes that call the model return a `Pending` candidate, checked in one place (bot/agent/nodes.py); routers send
+Nodes that call the model return a `Pending` candidate, checked in one place (bot/agent/steps/nodes.py); routers send
 it to `test` or back for another answer. With search on, one-edit mutants of the buggy function are tried before
 the first model call, and mutants of each failing candidate after its test: no model call, only sandbox time.
 Budgets (iterations, tokens, wall time) are checked by the routers.
@@ -17,21 +17,19 @@ from __future__ import annotations
 import functools
 import time
 from collections.abc import Callable
-from typing import Literal, cast
+from typing import cast
 
 from langgraph.graph import START, StateGraph
 from langgraph.graph.state import CompiledStateGraph
-from langgraph.runtime import Runtime
 
-from bot.agent import prompts, thought_patch, tool_call
-from bot.agent.code import changed_lines, code_hash, extract_function
-from bot.agent.context import REPEAT_BOOST, AgentContext
-from bot.agent.minimize import minimize
-from bot.agent.nodes import (
+from bot.agent.choose.minimize import minimize
+from bot.agent.choose.select import likeliest, select
+from bot.agent.context import AgentContext
+from bot.agent.designs import reflect, thought_patch, tool_call
+from bot.agent.source.code import changed_lines, code_hash
+from bot.agent.state import END, ORIGINAL_SEEN, AgentState
+from bot.agent.steps.nodes import (
     Graph,
-    add_samples,
-    ask_many,
-    candidate,
     route_searched,
     route_start,
     route_tested,
@@ -39,75 +37,17 @@ from bot.agent.nodes import (
     spent,
     test,
 )
-from bot.agent.select import likeliest, select
-from bot.agent.state import END, ORIGINAL_SEEN, AgentState, Problem
-from bot.agent.types import AgentName, AgentResult, Attempt, Node, RepairInterrupted, SearchRound, StopReason
+from bot.agent.types import AgentName, AgentResult, Attempt, RepairInterrupted, SearchRound, StopReason
 from bot.errors import Stopped
 from bot.llm.errors import LLMError
-from bot.llm.types import Completion, Message
-
-
-def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0) -> AgentState:
-    def parse(done: Completion) -> tuple[str | None, Problem | None, str]:
-        got = extract_function(done.text, ctx.target.name, ctx.target.source)
-        return got.code, got.problem, got.detail
-
-    (done, temp), *extra = ask_many(messages, state, ctx, range(ctx.options.samples), boost)
-    update = candidate(node, done, temp, *parse(done), state, ctx)
-    return add_samples(update, extra, state, ctx, parse) if extra else update
-
-
-def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    ctx = runtime.context
-    return _ask("draft", prompts.draft(ctx.target, ctx.briefing, state.get("hints", [])), state, ctx)
-
-
-def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    ctx = runtime.context
-    messages = prompts.reflect(ctx.target, ctx.briefing, state["current"], state["feedback"], state["attempts"],
-                               state.get("hints", []))
-    return _ask("reflect", messages, state, ctx)
-
-
-def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    ctx = runtime.context
-    pending = state.get("pending")
-    same_as = state["seen"].get(code_hash(pending.code)) if pending and pending.code else None
-    feedback = state.get("feedback") or ctx.briefing.summary
-    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"])
-    return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
-
-
-def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    ctx = runtime.context
-    pending = state["pending"]
-    return _ask("syntax", prompts.syntax(ctx.target, ctx.briefing, pending.detail if pending else ""), state, ctx)
-
-
-def route_candidate(state: AgentState,
-                    runtime: Runtime[AgentContext]) -> Literal["test", "syntax", "repeat", "__end__"]:
-    pending = state["pending"]
-    if pending is not None and pending.problem is None:
-        return "test"  # already paid for: always test it
-    if spent(state, runtime.context):
-        return END
-    return "repeat" if pending is not None and pending.problem == "repeat" else "syntax"
-
-
-def _wire_reflect(g: Graph) -> tuple[str, str]:
-    for name, node in (("draft", draft), ("reflect", reflect), ("repeat", repeat), ("syntax", syntax)):
-        g.add_node(name, node)
-        g.add_conditional_edges(name, route_candidate)
-    return "draft", "reflect"
-
 
 WIRINGS: dict[AgentName, Callable[[Graph], tuple[str, str]]] = {
-    "reflect": _wire_reflect, "thought-patch": thought_patch.wire, "tool-call": tool_call.wire}
+    "reflect": reflect.wire, "thought-patch": thought_patch.wire, "tool-call": tool_call.wire}
 
 
 @functools.cache
 def build_graph(agent: AgentName = "reflect") -> CompiledStateGraph[AgentState, AgentContext, AgentState, AgentState]:
-    """The strategy's own nodes, around the shared search and test nodes and routers (bot/agent/nodes.py)."""
+    """The strategy's own nodes, around the shared search and test nodes and routers (bot/agent/steps/nodes.py)."""
     g = StateGraph(AgentState, context_schema=AgentContext)
     first, revise = WIRINGS[agent](g)
     g.add_node("search", search)

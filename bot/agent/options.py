@@ -15,7 +15,7 @@ SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly
 # fixbot fix / ci ask for this many answers per call (the numbers are reflect's): on HumanEvalFix with the search, 3
 # answers fixed 9 more tasks of 164 (tests protocol) and 4 more (examples) for 1.35-1.6x the time
 FIX_SAMPLES = 3
-# functions written from the docstring for the vote (bot/agent/references.py), `fixbot eval`'s default under it:
+# functions written from the docstring for the vote (bot/agent/choose/references.py), `fixbot eval`'s default under it:
 # one greedy answer and two sampled, written together
 REFERENCES = 3
 MAX_SAMPLES = 8  # a cap: each answer costs its own generated tokens and one more candidate in the sandbox batch
@@ -55,10 +55,10 @@ class RepairOptions:
     few_shot: bool = False  # common bug patterns, with fixes, in the system prompt
     # without a judge (`fixbot fix`), which of several candidates that pass the tests to keep: "first", the one the
     # run found first (the search's fewest changed lines); "likeliest", the one the model finds likeliest after the
-    # docstring and the `def` line (bot/agent/likelihood.py), where the model can score texts
+    # docstring and the `def` line (bot/agent/choose/likelihood.py), where the model can score texts
     choose: Choice = "first"
     # with a judge (the vote of `fixbot eval --protocol examples`): functions written from the docstring alone, whose
-    # agreement on the judge's inputs weighs in the choice (bot/agent/references.py); 0: none
+    # agreement on the judge's inputs weighs in the choice (bot/agent/choose/references.py); 0: none
     references: int = 0
 
     @property

@@ -5,7 +5,7 @@ import operator
 from dataclasses import dataclass, replace
 from typing import Annotated, Final, Literal, TypedDict
 
-from bot.agent.blocks import ExtractProblem
+from bot.agent.source.blocks import ExtractProblem
 from bot.agent.types import Attempt, Node, SearchRound, StopReason
 from bot.llm.types import Completion, Message
 

@@ -88,11 +88,11 @@ class Selection:
     votes: int  # for the chosen group
     changed: bool  # the choice is not the fix the run found first
     drawn: int  # extra answers asked of the model for the vote
-    asserts: int = 0  # asserts the model wrote from the docstring (bot/agent/expectations.py)
+    asserts: int = 0  # asserts the model wrote from the docstring (bot/agent/choose/expectations.py)
     agreed: int = 0  # of them, those the chosen group passes
-    scored: int = 0  # candidates the model scored by likelihood (bot/agent/likelihood.py): the likeliest is chosen
-    neighbours: int = 0  # one-edit mutants of an original the visible tests pass, among them (bot/agent/neighbours.py)
-    references: int = 0  # functions written from the docstring that pass the visible tests (bot/agent/references.py)
+    scored: int = 0  # candidates the model scored by likelihood (choose/likelihood.py): the likeliest is chosen
+    neighbours: int = 0  # one-edit mutants of an original the visible tests pass, among them (choose/neighbours.py)
+    references: int = 0  # functions written from the docstring that pass the visible tests (choose/references.py)
     expected: int = 0  # inputs where they all return the same value
     met: int = 0  # of those, the ones where the chosen candidate returns it too
     rewritten: bool = False  # the chosen candidate is one of the references: no fix met as many

@@ -110,7 +110,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
 
 
 def _references(asked: int | None, vote: bool) -> int:
-    """How many functions to write from the docstring for the vote (bot/agent/references.py)."""
+    """How many functions to write from the docstring for the vote (bot/agent/choose/references.py)."""
     if asked is not None and (asked < 0 or asked == 1):
         raise UserError("--references takes 0 (none) or at least 2: a consensus needs two")
     if asked and not vote:

@@ -21,8 +21,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from bot.agent import Target
-from bot.agent.code import statement_blocks
-from bot.agent.evidence import hot_lines
+from bot.agent.search.evidence import hot_lines
+from bot.agent.source.code import statement_blocks
 from bot.checkout.repository import Checkout
 from bot.fix.locate.rank import covered_lines
 from bot.fix.types import CodeTarget, TestRun

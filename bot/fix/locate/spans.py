@@ -12,8 +12,8 @@ import tokenize
 from dataclasses import dataclass
 from typing import Literal
 
-from bot.agent.blocks import find_function, function_span, segment
-from bot.agent.code import assigned_names
+from bot.agent.source.blocks import find_function, function_span, segment
+from bot.agent.source.code import assigned_names
 
 # str.splitlines also splits on \f, \x1c, \u2028 ...; ast and tokenize count only these three endings.
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")

@@ -1,6 +1,6 @@
 """What the agent is told about a repository target (its code, what surrounds it, the tests that blame it), and
 the short root-cause explanation written once it is fixed. A two-span repair (a caller and the helper it calls)
-is one target of the agent's: both functions, the caller first (bot/agent/parts.py)."""
+is one target of the agent's: both functions, the caller first (bot/agent/source/parts.py)."""
 from __future__ import annotations
 
 import re
@@ -8,9 +8,9 @@ import textwrap
 from collections.abc import Iterable, Mapping, Sequence
 
 from bot.agent import Target
-from bot.agent.code import changed_lines
-from bot.agent.parts import join_parts
-from bot.agent.prompts import MAX_TEST_LINES
+from bot.agent.source.code import changed_lines
+from bot.agent.source.parts import join_parts
+from bot.agent.steps.prompts import MAX_TEST_LINES
 from bot.failures import Failure
 from bot.feedback import TIMEOUT_ERROR
 from bot.fix.locate.spans import function_spans, names_of

@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from bot.agent.parts import function_parts
+from bot.agent.source.parts import function_parts
 from bot.agent.types import TestOutcome
 from bot.feedback import pytest_feedback
 from bot.fix.locate.spans import Span, replace_span
@@ -34,7 +34,7 @@ def target_span(target: CodeTarget) -> Span:
 
 def with_code(files: Mapping[str, bytes], targets: Sequence[CodeTarget], source: str) -> dict[str, bytes]:
     """The repository's files with the targets' spans replaced: one span by all of `source`, two by the functions
-    of `source` in the same order (bot/agent/parts.py); every other byte as it was."""
+    of `source` in the same order (bot/agent/source/parts.py); every other byte as it was."""
     parts = [source] if len(targets) == 1 else [text for _, text in function_parts(source)]
     if len(parts) != len(targets):
         raise ValueError(f"{len(targets)} spans to replace, but the code holds {len(parts)} function(s)")

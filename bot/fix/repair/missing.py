@@ -103,7 +103,7 @@ def missing_names(failures: Iterable[Failure], files: Mapping[str, bytes],
 
 
 def stub(missing: MissingName) -> str:
-    """Open parameters: the model's function may take whatever the tests pass (bot/agent/code.py accepts any
+    """Open parameters: the model's function may take whatever the tests pass (bot/agent/source/code.py accepts any
     parameters in place of `*args, **kwargs`)."""
     return (f"def {missing.name}(*args, **kwargs):\n"
             f"    raise NotImplementedError(\"{missing.name} is {STUB_MARK}\")\n")

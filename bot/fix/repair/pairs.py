@@ -1,7 +1,7 @@
 """Two-span repairs. A bug split between a helper and its caller (the caller passes a wrong argument and the
 helper mishandles it) defeats every one-span repair: fixing either function alone leaves the failing test red.
 Such a pair is repaired together, as one target of the agent's whose code is both functions
-(bot/agent/parts.py), and the harness splices each function into its own span.
+(bot/agent/source/parts.py), and the harness splices each function into its own span.
 
 A pair is tried right after the second of its one-span repairs failed, when the evidence links the two: both
 were ranked targets that answered for a test that still fails (its traceback frames or its coverage), and the

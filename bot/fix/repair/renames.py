@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
-from bot.agent.code import changed_lines
+from bot.agent.source.code import changed_lines
 from bot.failures import Failure
 from bot.fix.repair.briefing import target_source
 from bot.fix.repair.missing import calls_name

@@ -17,9 +17,9 @@ import ast
 import re
 from collections.abc import Iterator
 
-from bot.agent.mutate_guards import own_lines_indent, parameters
-from bot.agent.mutate_operators import body_after_docstring
-from bot.agent.mutate_text import Edit, Text, paren
+from bot.agent.search.guards import own_lines_indent, parameters
+from bot.agent.search.operators import body_after_docstring
+from bot.agent.search.text import Edit, Text, paren
 
 
 def bytes_shown(feedback: str) -> bool:

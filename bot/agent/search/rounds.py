@@ -15,10 +15,10 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
-from bot.agent.code import changed_lines, code_hash
-from bot.agent.evidence import Evidence, read_evidence
-from bot.agent.mutate import Mutant, ranked_mutants, skip_mutants
 from bot.agent.options import SearchOptions
+from bot.agent.search.evidence import Evidence, read_evidence
+from bot.agent.search.mutate import Mutant, ranked_mutants, skip_mutants
+from bot.agent.source.code import changed_lines, code_hash
 from bot.agent.types import Harness, Screen, SearchRound, TestOutcome
 
 

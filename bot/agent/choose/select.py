@@ -4,13 +4,13 @@ Weak tests (a docstring's two examples) are passed by several different function
 not the one the docstring describes. When the run has a `Judge`, the candidates that passed (the fix, the other
 passing answers and samples, every passing mutant of the searches, and a few more answers drawn for the purpose)
 are run on more inputs and grouped by what they return. Functions the model writes from the docstring alone
-(bot/agent/references.py), where they agree on an input, say what it should return: the candidates that meet the
+(bot/agent/choose/references.py), where they agree on an input, say what it should return: the candidates that meet the
 most of those expectations stay in the choice, or the references themselves where no candidate meets as many
-(bot/agent/shortlist.py, which also sets aside what behaves like an original the visible tests pass on). A
+(bot/agent/choose/shortlist.py, which also sets aside what behaves like an original the visible tests pass on). A
 model that can score texts (llama.cpp) then reads each candidate, and the likeliest body after the docstring wins
-(bot/agent/likelihood.py). A model that cannot writes
+(bot/agent/choose/likelihood.py). A model that cannot writes
 asserts from the docstring instead, and the groups are scored by two kinds of agreement (CodeT's dual execution
-agreement, AlphaCode's clustering): the asserts the group passes (bot/agent/expectations.py) first, then the
+agreement, AlphaCode's clustering): the asserts the group passes (bot/agent/choose/expectations.py) first, then the
 group's votes (an answer the model gives again and again counts each time); between equal groups, and within the
 winner, the fewest changed lines. The tests that judge the result afterwards are never used. On by default under
 `fixbot eval --protocol examples` (`--no-vote` turns it off). Without a judge (`fixbot fix --choose likeliest`),
@@ -24,16 +24,16 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from bot.agent import prompts
-from bot.agent.code import changed_lines, code_hash, extract_function
+from bot.agent.choose.expectations import Expectation, agrees, parse_asserts
+from bot.agent.choose.likelihood import coder_scores
+from bot.agent.choose.neighbours import likely_neighbours
+from bot.agent.choose.references import References, met, write_references
+from bot.agent.choose.shortlist import Outputs, shortlist
 from bot.agent.context import AgentContext
-from bot.agent.expectations import Expectation, agrees, parse_asserts
-from bot.agent.likelihood import coder_scores
-from bot.agent.neighbours import likely_neighbours
-from bot.agent.nodes import answered, ask_many, attempt, checked, spent, unusable
-from bot.agent.references import References, met, write_references
-from bot.agent.shortlist import Outputs, shortlist
+from bot.agent.source.code import changed_lines, code_hash, extract_function
 from bot.agent.state import ORIGINAL_SEEN, AgentState
+from bot.agent.steps import prompts
+from bot.agent.steps.nodes import answered, ask_many, attempt, checked, spent, unusable
 from bot.agent.types import Attempt, Judge, Selection
 
 EXTRA_ANSWERS = 3  # answers drawn for the vote when a fix is found: one prompt, cached, written together
@@ -152,7 +152,7 @@ def _scored(state: AgentState, feedback: str, seconds: float) -> Attempt:
 
 
 def _neighbours(state: AgentState, ctx: AgentContext) -> tuple[list[str], Attempt | None]:
-    """Where the visible tests pass on the original: its likely one-edit neighbours (bot/agent/neighbours.py), and
+    """Where the visible tests pass on the original: its likely one-edit neighbours (choose/neighbours.py), and
     the attempt that records the time the model spent scoring them."""
     found = likely_neighbours(ctx.target.source, ctx.target.name, ctx.llm, ctx.harness, ctx.screen)
     if found is None:

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.agent.mutate_bytes import bytes_shown
-from bot.agent.mutate_guards import empty_used, none_uses, raised
-from bot.agent.mutate_names import undefined
-from bot.agent.mutate_regex import quoted_values
+from bot.agent.search.decoding import bytes_shown
+from bot.agent.search.guards import empty_used, none_uses, raised
+from bot.agent.search.names import undefined
+from bot.agent.search.regex import quoted_values
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -1,5 +1,5 @@
 """Model text -> its code blocks, and the functions in them by name: what extracting one function
-(bot/agent/code.py) and extracting each function of a caller-and-helper target (bot/agent/parts.py) share."""
+(source/code.py) and extracting each function of a caller-and-helper target (source/parts.py) share."""
 from __future__ import annotations
 
 import ast

@@ -32,7 +32,7 @@ EMPTY = {ast.List: "[]", ast.ListComp: "[]", ast.Dict: "{}", ast.DictComp: "{}",
 
 
 class Text(Protocol):
-    """What of bot/agent/mutate_text.py's `Text` the guards need."""
+    """What of bot/agent/search/text.py's `Text` the guards need."""
     source: str
     starts: list[int]
 

@@ -6,11 +6,11 @@ import difflib
 import textwrap
 from collections.abc import Sequence
 
-from bot.agent.code import split_docstring, target_kind, unwritten
-from bot.agent.parts import function_names, function_parts
+from bot.agent.source.code import split_docstring, target_kind, unwritten
+from bot.agent.source.parts import function_names, function_parts
 from bot.agent.state import Seen
+from bot.agent.steps.unused import unused_note
 from bot.agent.types import Attempt, Briefing, Target
-from bot.agent.unused import unused_note
 from bot.llm.types import Message
 
 SYSTEM = """You repair one buggy Python function so that its tests pass.
@@ -26,7 +26,7 @@ that its tests pass. The bug is small: usually one value, operator, constant or 
 Reply with the whole corrected statement in one ```python code block and nothing else: no explanation, no tests.
 Assign exactly the same names. Change as little as possible."""
 
-# A caller and its helper, repaired together (bot/agent/parts.py): two answers, each a whole function, are
+# A caller and its helper, repaired together (bot/agent/source/parts.py): two answers, each a whole function, are
 # what a small model writes reliably; one block per function is what it is asked for.
 FUNCTIONS_SYSTEM = """You repair a bug that is split between two Python functions: a function and the helper it
 calls. Both need a small change for the tests to pass: usually one line in each, often a wrong operator, constant,
@@ -255,7 +255,7 @@ def _spec(target: Target) -> tuple[str, str]:
 
 
 def asserts(target: Target, briefing: Briefing) -> list[Message]:
-    """Asserts for the choice among fixes (bot/agent/select.py): the function's `def` line, its docstring and the
+    """Asserts for the choice among fixes (bot/agent/choose/select.py): the function's `def` line, its docstring and the
     visible tests, never its code, whose results the model would copy bug and all."""
     header, doc = _spec(target)
     shown = f"\n\nIts examples:\n{fence(_clip(briefing.tests, MAX_TEST_LINES))}" if briefing.tests.strip() else ""
@@ -270,7 +270,7 @@ Reply with the whole function in one ```python code block and nothing else: no e
 
 
 def reference(target: Target, briefing: Briefing) -> list[Message]:
-    """The function written anew from its `def` line, docstring and visible tests (bot/agent/references.py), never
+    """The function written anew from its `def` line, docstring and visible tests (choose/references.py), never
     its code: a model shown the buggy body keeps much of it."""
     header, doc = _spec(target)
     parts = [f"Write the function `{target.name}`:", fence(header), "What it should do:", doc]

@@ -1,7 +1,7 @@
 """The mutation operators: one generator per family of one-span edits, tried in the order of `OPERATORS`.
 
 Each family reads a `Scope` (the function's body, or the values of an assignment target, with its nodes and
-bound names) and yields `(family, edit)` pairs; bot/agent/mutate.py applies, checks and ranks them.
+bound names) and yields `(family, edit)` pairs; bot/agent/search/mutate.py applies, checks and ranks them.
 """
 from __future__ import annotations
 
@@ -10,11 +10,11 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from bot.agent.code import assigned_names, statement_blocks
-from bot.agent.mutate_guards import guard_edits, own_lines_indent
-from bot.agent.mutate_regex import literal_edits, pattern_literals
-from bot.agent.mutate_strings import string_edits
-from bot.agent.mutate_text import Edit, Text, paren
+from bot.agent.search.guards import guard_edits, own_lines_indent
+from bot.agent.search.regex import literal_edits, pattern_literals
+from bot.agent.search.strings import string_edits
+from bot.agent.search.text import Edit, Text, paren
+from bot.agent.source.code import assigned_names, statement_blocks
 
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 Edits = Iterator[tuple[str, Edit]]  # (the operator's family, the edit)
@@ -206,7 +206,7 @@ def constant(s: Scope) -> Edits:
 
 
 def regex(s: Scope) -> Edits:
-    """Edits of regular expressions (bot/agent/mutate_regex.py)."""
+    """Edits of regular expressions (bot/agent/search/regex.py)."""
     for n in pattern_literals(s.nodes, s.segment):
         start = s.text.span(n)[0]
         for begin, end, new in literal_edits(s.segment(n), str(n.value)):
@@ -214,7 +214,7 @@ def regex(s: Scope) -> Edits:
 
 
 def guard(s: Scope) -> Edits:
-    """Missing None checks (bot/agent/mutate_guards.py); not for an assignment target."""
+    """Missing None checks (bot/agent/search/guards.py); not for an assignment target."""
     if not isinstance(s.func, ast.Module):
         yield from (("guard", edit) for edit in guard_edits(s.text, s.func, s.body))
 
@@ -317,7 +317,7 @@ def _swapped(s: Scope, a: ast.AST, b: ast.AST) -> Edit:
 
 
 def string(s: Scope) -> Edits:
-    """Edits of string literals other than regular expressions (bot/agent/mutate_strings.py)."""
+    """Edits of string literals other than regular expressions (bot/agent/search/strings.py)."""
     patterns = pattern_literals(s.nodes, s.segment)
     yield from (("string", edit) for edit in string_edits(s.text, s.nodes, s.segment, patterns))
 

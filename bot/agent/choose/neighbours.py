@@ -3,8 +3,8 @@
 When the visible tests pass on the original (a docstring's examples that miss the bug), no failure drives the
 mutation search, and any answer that keeps what they check passes them. A bug is an unlikely edit, though: the
 one-edit mutant that undoes it often reads far likelier after the docstring than the original does (the coder
-score, bot/agent/likelihood.py). The mutants that pass the visible tests and beat the original's score by MARGIN
-join the choice among candidates (bot/agent/select.py). Whole-statement deletions are left out: a sum of
+score, bot/agent/choose/likelihood.py). The mutants that pass the visible tests and beat the original's score by MARGIN
+join the choice among candidates (bot/agent/choose/select.py). Whole-statement deletions are left out: a sum of
 log-probabilities favours shorter texts, so deleting a statement looks likely whatever it does.
 """
 from __future__ import annotations
@@ -13,8 +13,8 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.agent.likelihood import coder_scores
-from bot.agent.mutate import mutants
+from bot.agent.choose.likelihood import coder_scores
+from bot.agent.search.mutate import mutants
 from bot.agent.types import Harness, Screen
 
 MARGIN = 3.0  # nats: about twenty times likelier than the original

@@ -21,12 +21,12 @@ from typing import Any, Literal
 
 from langgraph.runtime import Runtime
 
-from bot.agent import prompts
-from bot.agent.code import code_hash, normalized_dump, split_docstring
 from bot.agent.context import AgentContext
-from bot.agent.edits import EditError, apply_edits, edit_schema, numbered, parse_edits, quoted
-from bot.agent.nodes import Graph, add_samples, ask, ask_many, candidate, repeat_boost, spent
+from bot.agent.designs.edits import EditError, apply_edits, edit_schema, numbered, parse_edits, quoted
+from bot.agent.source.code import code_hash, normalized_dump, split_docstring
 from bot.agent.state import END, AgentState, Cost, Problem
+from bot.agent.steps import prompts
+from bot.agent.steps.nodes import Graph, add_samples, ask, ask_many, candidate, repeat_boost, spent
 from bot.llm.types import Message
 
 # Edits of one plan before it is replaced: the first retry with the reason often applies; after that the model

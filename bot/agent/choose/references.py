@@ -1,4 +1,4 @@
-"""Functions written from the docstring alone, as evidence for the choice among fixes (bot/agent/select.py).
+"""Functions written from the docstring alone, as evidence for the choice among fixes (bot/agent/choose/select.py).
 
 Why: every candidate fix was written looking at the buggy function, and where the visible tests are weak, many
 keep the bug's behaviour (a triangle checked only with its hypotenuse last, a vowel list with `y` still in it).
@@ -9,19 +9,19 @@ references themselves become candidates only when no fix meets as many. Where a 
 buggy original is the second voter: a bug shows on some inputs, and where the original and a function written
 without seeing it return the same, that is what the function should return (a fix that drops an empty string's
 guard raises where both return `''`). With no reference passing there is no consensus, and the choice is as without
-them. Which references count, and what else tempers them: bot/agent/shortlist.py.
+them. Which references count, and what else tempers them: bot/agent/choose/shortlist.py.
 """
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from bot.agent import prompts
-from bot.agent.code import changed_lines, extract_function
 from bot.agent.context import AgentContext
-from bot.agent.nodes import answered, attempt, checked, unusable
 from bot.agent.options import SAMPLE_TEMPERATURE
+from bot.agent.source.code import changed_lines, extract_function
 from bot.agent.state import AgentState, Pending
+from bot.agent.steps import prompts
+from bot.agent.steps.nodes import answered, attempt, checked, unusable
 from bot.agent.types import Attempt
 from bot.llm.types import Completion, ManyLLM
 

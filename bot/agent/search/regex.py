@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TypeGuard
 
-from bot.agent.mutate_text import Text
+from bot.agent.search.text import Text
 
 RE_CALLS = frozenset({"compile", "match", "fullmatch", "search", "sub", "subn", "split", "findall", "finditer"})
 QUOTES = ('"""', "'''", '"', "'")

@@ -24,11 +24,11 @@ from typing import Literal
 
 from langgraph.runtime import Runtime
 
-from bot.agent import prompts
-from bot.agent.code import code_hash, extract_function, split_docstring
 from bot.agent.context import AgentContext
-from bot.agent.nodes import Graph, add_samples, ask, candidate, checked, repeat_boost, spent
+from bot.agent.source.code import code_hash, extract_function, split_docstring
 from bot.agent.state import END, AgentState, Cost, Problem, Seen
+from bot.agent.steps import prompts
+from bot.agent.steps.nodes import Graph, add_samples, ask, candidate, checked, repeat_boost, spent
 from bot.agent.types import Attempt
 from bot.llm.types import Completion, Tool
 

@@ -1,7 +1,7 @@
 """Which candidates stay in the choice among fixes, by what they and the references return on the judge's inputs
-(bot/agent/select.py gathers the outputs; here nothing runs and no model is asked).
+(bot/agent/choose/select.py gathers the outputs; here nothing runs and no model is asked).
 
-The references (bot/agent/references.py) are the main evidence: where those that count all return the same, that
+The references (bot/agent/choose/references.py) are the main evidence: where those that count all return the same, that
 is expected, and the fixes that meet the most expectations stay, or the references where they meet more. Weaker
 kinds of evidence temper it:
 - An original the visible tests pass on is wrong somewhere they do not look (the task says so). A reference or a
@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from bot.agent.expectations import Expectation, agrees
-from bot.agent.references import MIN_CONSENSUS, consensus, failed, favoured, met
+from bot.agent.choose.expectations import Expectation, agrees
+from bot.agent.choose.references import MIN_CONSENSUS, consensus, failed, favoured, met
 
 
 @dataclass(frozen=True, kw_only=True)

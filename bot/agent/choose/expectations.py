@@ -1,5 +1,5 @@
 """Asserts the model writes from the docstring, as inputs with the results it expects: the second kind of evidence
-(after agreement among candidates) by which bot/agent/select.py chooses among fixes that pass weak tests, as in
+(after agreement among candidates) by which bot/agent/choose/select.py chooses among fixes that pass weak tests, as in
 CodeT's dual execution agreement. A small model computes some expected results wrongly; a wrong one is usually
 failed by every candidate alike, so it does not tip the choice, while a right one separates a fix from an overfit.
 Each assert is read on its own line, so one that does not parse costs only itself."""

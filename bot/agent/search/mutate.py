@@ -5,13 +5,13 @@ comments, spacing) stay byte for byte and the diff shows one edit. Operators, in
 the search knows the failure (`ranked_mutants`), a None it shows used as an object skipped where the traceback
 shows it (`if x is None: continue`, or a comprehension's `if x is not None`), a statement the traceback shows
 raising a builtin exception wrapped in try/except, and parameters decoded from bytes when the failure shows bytes
-given; then the families of bot/agent/mutate_operators.py in the order of its `OPERATORS`:
+given; then the families of bot/agent/search/operators.py in the order of its `OPERATORS`:
 a name that a lambda returns instead of calling it; comparison, arithmetic and boolean operator swaps; dropped
-operands; constants +-1, then every bool negated at once; edits of regular expressions (bot/agent/mutate_regex.py);
-missing None checks (bot/agent/mutate_guards.py); swapped calls from small families (min/max, any/all, ...), a
+operands; constants +-1, then every bool negated at once; edits of regular expressions (bot/agent/search/regex.py);
+missing None checks (bot/agent/search/guards.py); swapped calls from small families (min/max, any/all, ...), a
 sort reversed; +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`; another variable of the same
 scope, or another call's argument; swapped arguments; the middle operand of a chain dropped (`(-1) ** 2 * n` ->
-`(-1) ** n`); edits of string literals (bot/agent/mutate_strings.py); a deleted statement. `rank` puts the lines
+`(-1) ** n`); edits of string literals (bot/agent/search/strings.py); a deleted statement. `rank` puts the lines
 the failure names first and caps the list. An assignment target (a table of lambdas, a constant) gets the same edits
 of its value, except deleting the statement: that would drop the name it defines. A target of several functions
 gets the edits of each function, one at a time.
@@ -22,16 +22,16 @@ import ast
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from bot.agent.blocks import find_function
-from bot.agent.code import assigned_names, code_hash
-from bot.agent.evidence import NO_EVIDENCE, Evidence
-from bot.agent.mutate_bytes import UNICODE_ERRORS, bytes_edits, encoding_edits
-from bot.agent.mutate_guards import except_edits, filter_edits, skip_edits
-from bot.agent.mutate_names import import_edits, rename_edits
-from bot.agent.mutate_operators import scope_edits, scope_names
-from bot.agent.mutate_regex import matching_edits
-from bot.agent.mutate_text import Edit, Text
-from bot.agent.parts import function_parts
+from bot.agent.search.decoding import UNICODE_ERRORS, bytes_edits, encoding_edits
+from bot.agent.search.evidence import NO_EVIDENCE, Evidence
+from bot.agent.search.guards import except_edits, filter_edits, skip_edits
+from bot.agent.search.names import import_edits, rename_edits
+from bot.agent.search.operators import scope_edits, scope_names
+from bot.agent.search.regex import matching_edits
+from bot.agent.search.text import Edit, Text
+from bot.agent.source.blocks import find_function
+from bot.agent.source.code import assigned_names, code_hash
+from bot.agent.source.parts import function_parts
 
 # made only for code the traceback shows, though the edit may land on a later line (a comprehension's `]`)
 SHOWN_ONLY = frozenset({"skip-none"})
@@ -143,7 +143,7 @@ def ranked_mutants(function_source: str, name: str, exclude: frozenset[str] = fr
 
 def skip_mutants(function_source: str, name: str, exclude: frozenset[str], evidence: Evidence) -> list[Mutant]:
     """Only the edits that skip a None or an empty string where `evidence` shows one used: the second edit of a
-    mutant whose failure moved there (bot/agent/search.py)."""
+    mutant whose failure moved there (bot/agent/search/rounds.py)."""
     text = Text(function_source)
     return _checked(function_source, text, _skipped(text, _scopes(function_source, name), evidence),
                     {code_hash(function_source), *exclude}, None)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from bot.agent.code import split_docstring
+from bot.agent.source.code import split_docstring
 from bot.llm import LLMError, ScoringLLM
 
 

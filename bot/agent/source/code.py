@@ -4,7 +4,7 @@ Faithful means the repaired function keeps the original's docstring, comments an
 byte, so that the diff shows only the fix: small models re-indent, re-quote and drop docstrings freely.
 
 A target may also be an assignment statement (a module constant, a dict of lambdas, a class attribute), or
-several functions (a caller and its helper, bot/agent/parts.py): the original's own shape decides, so every
+several functions (a caller and its helper, bot/agent/source/parts.py): the original's own shape decides, so every
 caller keeps passing (text, name, original). For an assignment, the answer's top-level statement assigning the
 same names is the candidate, and "the signature" is those names; several functions are each handled as one.
 """
@@ -20,8 +20,16 @@ import tokenize
 from collections.abc import Iterator
 from typing import Literal
 
-from bot.agent.blocks import FENCE, Extracted, find_function, function_span, parsed_blocks, segment, syntax_detail
-from bot.agent.parts import extract_parts, function_parts, join_parts
+from bot.agent.source.blocks import (
+    FENCE,
+    Extracted,
+    find_function,
+    function_span,
+    parsed_blocks,
+    segment,
+    syntax_detail,
+)
+from bot.agent.source.parts import extract_parts, function_parts, join_parts
 
 Kind = Literal["function", "assignment", "functions"]
 

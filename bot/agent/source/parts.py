@@ -3,7 +3,7 @@ between them (a two-span repair).
 
 Its code is the functions' own texts, each dedented, the caller first, two blank lines apart. The model answers
 with each function whole (two ```python blocks, or both in one); each part is extracted by its name here, and
-checked and made faithful as a function of its own (bot/agent/code.py dispatches on the original's shape); the
+checked and made faithful as a function of its own (bot/agent/source/code.py dispatches on the original's shape); the
 repository harness splices each part into its own span.
 """
 from __future__ import annotations
@@ -12,7 +12,7 @@ import ast
 import textwrap
 from collections.abc import Sequence
 
-from bot.agent.blocks import Extracted, find_function, parsed_blocks, segment, syntax_detail
+from bot.agent.source.blocks import Extracted, find_function, parsed_blocks, segment, syntax_detail
 
 SEPARATOR = "\n\n\n"
 

@@ -20,7 +20,7 @@ PER_USE = 4  # replacements tried per use, closest first
 
 
 class Text(Protocol):
-    """What of bot/agent/mutate_text.py's `Text` the renames need."""
+    """What of bot/agent/search/text.py's `Text` the renames need."""
 
     def span(self, node: ast.AST) -> tuple[int, int]: ...
 

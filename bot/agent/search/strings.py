@@ -8,7 +8,7 @@ usually one decision written twice. A multi-site edit is one span, from the firs
 text between them kept.
 
 Only plain one-line literals are edited (no prefix, no escape, no quote of their own kind inside), and not regular
-expressions (bot/agent/mutate_regex.py) or docstrings.
+expressions (bot/agent/search/regex.py) or docstrings.
 """
 from __future__ import annotations
 
@@ -16,7 +16,7 @@ import ast
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
-from bot.agent.mutate_text import Edit, Text
+from bot.agent.search.text import Edit, Text
 
 MAX_LENGTH = 40  # a longer literal is a message, not a value a test pins character by character
 MAX_OTHERS = 6  # other literals of the function tried in a literal's place

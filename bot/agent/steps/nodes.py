@@ -16,12 +16,12 @@ from typing import Any, Literal
 from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
-from bot.agent import prompts
-from bot.agent.code import changed_lines, code_hash, faithful, signature_problem
 from bot.agent.context import REPEAT_BOOST, AgentContext, temperature
 from bot.agent.options import SAMPLE_TEMPERATURE
-from bot.agent.search import search as search_around
+from bot.agent.search.rounds import search as search_around
+from bot.agent.source.code import changed_lines, code_hash, faithful, signature_problem
 from bot.agent.state import END, ORIGINAL_SEEN, AgentState, Cost, Pending, Problem, Sample, Seen, as_pending
+from bot.agent.steps import prompts
 from bot.agent.types import Attempt, Node, Outcome, StopReason, TestOutcome
 from bot.llm.errors import ToolsUnsupported
 from bot.llm.types import Completion, JsonLLM, ManyLLM, Message, Tool, ToolLLM

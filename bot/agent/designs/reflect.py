@@ -1,0 +1,76 @@
+"""The reflect design (the default): draft a fix, test it, and on failure reflect on the failed assertion and try
+again; an answer that is no code or code already tried is asked for again, differently (syntax, repeat).
+
+    [search] ──► draft ──► test ──► [search] ──► reflect ──► test ──► ...   (until the tests pass or a budget is spent)
+                   │         ▲
+                   └─► syntax / repeat ─┘
+
+In: the agent's context (target, briefing, model) and state. Out: the nodes and routers `wire` adds to the graph
+(bot/agent/graph.py). Never: a candidate tested twice, or a model call past a budget."""
+from __future__ import annotations
+
+from typing import Literal
+
+from langgraph.runtime import Runtime
+
+from bot.agent.context import REPEAT_BOOST, AgentContext
+from bot.agent.source.code import code_hash, extract_function
+from bot.agent.state import END, AgentState, Problem
+from bot.agent.steps import prompts
+from bot.agent.steps.nodes import Graph, add_samples, ask_many, candidate, spent
+from bot.agent.types import Node
+from bot.llm.types import Completion, Message
+
+
+def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0) -> AgentState:
+    def parse(done: Completion) -> tuple[str | None, Problem | None, str]:
+        got = extract_function(done.text, ctx.target.name, ctx.target.source)
+        return got.code, got.problem, got.detail
+
+    (done, temp), *extra = ask_many(messages, state, ctx, range(ctx.options.samples), boost)
+    update = candidate(node, done, temp, *parse(done), state, ctx)
+    return add_samples(update, extra, state, ctx, parse) if extra else update
+
+
+def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    ctx = runtime.context
+    return _ask("draft", prompts.draft(ctx.target, ctx.briefing, state.get("hints", [])), state, ctx)
+
+
+def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    ctx = runtime.context
+    messages = prompts.reflect(ctx.target, ctx.briefing, state["current"], state["feedback"], state["attempts"],
+                               state.get("hints", []))
+    return _ask("reflect", messages, state, ctx)
+
+
+def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    ctx = runtime.context
+    pending = state.get("pending")
+    same_as = state["seen"].get(code_hash(pending.code)) if pending and pending.code else None
+    feedback = state.get("feedback") or ctx.briefing.summary
+    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"])
+    return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
+
+
+def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    ctx = runtime.context
+    pending = state["pending"]
+    return _ask("syntax", prompts.syntax(ctx.target, ctx.briefing, pending.detail if pending else ""), state, ctx)
+
+
+def route_candidate(state: AgentState,
+                    runtime: Runtime[AgentContext]) -> Literal["test", "syntax", "repeat", "__end__"]:
+    pending = state["pending"]
+    if pending is not None and pending.problem is None:
+        return "test"  # already paid for: always test it
+    if spent(state, runtime.context):
+        return END
+    return "repeat" if pending is not None and pending.problem == "repeat" else "syntax"
+
+
+def wire(g: Graph) -> tuple[str, str]:
+    for name, node in (("draft", draft), ("reflect", reflect), ("repeat", repeat), ("syntax", syntax)):
+        g.add_node(name, node)
+        g.add_conditional_edges(name, route_candidate)
+    return "draft", "reflect"
