@@ -41,6 +41,7 @@ from typing import Any
 import fixbot_probe_coverage as per_test
 import fixbot_probe_memory as memory
 import fixbot_probe_network as network
+import fixbot_probe_others as others
 import pytest
 
 # variants: idle without $FIXBOT_VARIANTS; others: what other plugins would hide from this one
@@ -386,17 +387,4 @@ def pytest_unconfigure(config):
         _state["watchdog"].set()
         _disarm()
     _write(with_coverage=True)
-    _leave_lingerers()
-
-
-def _leave_lingerers():
-    """Tests that leave a child process (multiprocessing's, which Python joins at exit) or a non-daemon thread
-    running would keep the finished run from ever ending: everything is written, so the process ends here."""
-    import multiprocessing
-
-    threads = [t for t in threading.enumerate() if t is not threading.main_thread() and not t.daemon]
-    if not threads and not multiprocessing.active_children():
-        return
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(_state.get("exitstatus", 1))
+    others.leave_lingerers(_state.get("exitstatus", 1))

@@ -17,8 +17,9 @@ from bot.llm.errors import (
                      ScriptExhausted,
                      ToolsUnsupported,
 )
+from bot.llm.registry import open_llm
 from bot.llm.scripted import ScriptedLLM
-from bot.llm.spec import DEFAULT_MODEL, ModelSpec, open_llm, parse_model_spec
+from bot.llm.spec import DEFAULT_MODEL, ModelSpec, parse_model_spec
 from bot.llm.types import LLM, Completion, JsonLLM, Message, ScoringLLM, Tool, ToolCall, ToolLLM
 
 __all__ = ["BadAPIKey", "BadModelSpec", "Completion", "DEFAULT_MODEL", "JsonLLM", "LLM", "LLMError", "LLMRequestFailed",

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from bot.llm.errors import ScoringUnsupported, ToolsUnsupported
-from bot.llm.spec import open_llm
+from bot.llm.registry import open_llm
 from bot.llm.types import LLM, Completion, JsonLLM, Message, ScoringLLM, Tool, ToolLLM
 
 

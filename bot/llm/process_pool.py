@@ -25,7 +25,7 @@ def _serve(spec: str, options: dict[str, Any], conn: Connection) -> None:
     """The child: open the model, say whether that worked, then answer (method, args, kwargs) requests until
     told to stop."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle; it closes us
-    from bot.llm.spec import open_llm
+    from bot.llm.registry import open_llm
 
     try:
         llm = open_llm(spec, **options)

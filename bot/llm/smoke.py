@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import time
 
-from bot.llm.spec import DEFAULT_MODEL, open_llm
+from bot.llm.registry import open_llm
+from bot.llm.spec import DEFAULT_MODEL
 from bot.llm.types import Message
 
 
