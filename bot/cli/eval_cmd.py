@@ -42,6 +42,18 @@ def _tasks(args: argparse.Namespace) -> list[Task]:
                   args.seed, args.limit)
 
 
+def _selfcheck(args: argparse.Namespace, tasks: list, selfcheck) -> int:
+    """Every task's canonical solution must pass, and its buggy one fail, the full and the example tests."""
+    with open_sandbox_from(args) as sandbox:
+        print(f"running {len(tasks)} canonical solutions (full and example tests) and {len(tasks)} buggy ones...",
+              file=sys.stderr)
+        problems = selfcheck(tasks, sandbox)
+    for line in problems:
+        print(line)
+    print(f"selfcheck: {len(tasks)} tasks, {len(problems)} mismatch(es)")
+    return 1 if problems else 0
+
+
 def cmd_eval(args: argparse.Namespace) -> int:
     from eval.replay import ReplayConfig, out_dir_default, replay, selfcheck
     from eval.report import table, write_outputs
@@ -56,14 +68,7 @@ def cmd_eval(args: argparse.Namespace) -> int:
         require_tools(args.model)
     tasks = _tasks(args)
     if args.selfcheck:
-        with open_sandbox_from(args) as sandbox:
-            print(f"running {len(tasks)} canonical solutions (full and example tests) and {len(tasks)} buggy ones...",
-                  file=sys.stderr)
-            problems = selfcheck(tasks, sandbox)
-        for line in problems:
-            print(line)
-        print(f"selfcheck: {len(tasks)} tasks, {len(problems)} mismatch(es)")
-        return 1 if problems else 0
+        return _selfcheck(args, tasks, selfcheck)
     if args.model.startswith("transformers:") and args.workers > 1:
         print("fixbot: a transformers: model answers one call at a time: --workers set to 1", file=sys.stderr)
         args.workers = 1
