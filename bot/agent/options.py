@@ -12,8 +12,8 @@ SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
 Choice = Literal["first", "likeliest"]
 CHOICES: tuple[Choice, ...] = ("first", "likeliest")
 SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly sensible code
-# fixbot fix / ci ask for this many answers per call (the numbers are reflect's): on HumanEvalFix with the search, 3
-# answers fixed 9 more tasks of 164 (tests protocol) and 4 more (examples) for 1.35-1.6x the time
+# fixbot fix / ci ask for this many answers per call: the prompt is evaluated once and each extra answer costs only
+# its own tokens, so several answers per call fix more than one for little more time (bench/RESULTS.md)
 FIX_SAMPLES = 3
 # functions written from the docstring for the vote (bot/agent/choose/references.py), `fixbot eval`'s default under it:
 # one greedy answer and two sampled, written together

@@ -151,8 +151,8 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--vote", action=argparse.BooleanOptionalAction, default=None,
                    help="examples protocol: once a fix passes the examples, draw 3 more answers and choose among all "
                         "that pass by what they return on the examples' inputs varied and by asserts the model writes "
-                        "from the docstring (on by default under examples, where it fixed more and overfit less at "
-                        "1.3-2.4x the time; --no-vote keeps the first fix found; docs/eval.md)")
+                        "from the docstring (on by default under examples, where weak tests let wrong fixes pass; "
+                        "--no-vote keeps the first fix found; docs/eval.md)")
     p.add_argument("--references", type=int, default=None, metavar="N",
                    help="with the vote: N functions written from the docstring alone (never shown the bug); where "
                         "those that pass the examples agree on an input, candidates that return the same are "

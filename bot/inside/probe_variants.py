@@ -1,8 +1,8 @@
 """Several versions of the project tested by one pytest process: `fixbot_probe_variants`, shipped beside fixbot's
 pytest plugin (probe.py) and loaded by it; idle unless $FIXBOT_VARIANTS names a manifest.
 
-Each candidate of a repair (a mutant, a model's sample) used to be a whole pytest process, and most of its time
-went to what every candidate repeats: the interpreter, pytest, the project's imports and the collection. With a
+Run as a whole pytest process each, a repair's candidates (a mutant, a model's sample) would spend most of their
+time on what every candidate repeats: the interpreter, pytest, the project's imports and the collection. With a
 manifest, the process collects once (recording which functions run meanwhile, fixbot_probe_swap.CallWatch); then,
 before any test runs, for each variant it writes the variant's files into the work dir and forks. The child sends
 its stdout and stderr, its probe JSON and its JUnit XML to the variant's own directory, swaps the variant's

@@ -2,8 +2,8 @@
 
 llama-cpp-python's own handler renders its template with Jinja's HTML autoescape on, so every message reaches
 the model escaped: `def f(x) -> int:` arrives as `def f(x) -&gt; int:`, `"a"` as `&#34;a&#34;`. The bundled
-model then copies the escaped text into its next call's code, which no longer parses (seen on the agents bench:
-nine "line 1: expected ':'" answers in a row). This renders the same format as plain text:
+model then copies the escaped text into its next call's code, which no longer parses ("line 1: expected ':'").
+This renders the same format as plain text:
 
     <|im_start|>system            the system prompt, then the functions and their JSON Schemas
     <|im_start|>user              the user's turns, and tool results (the format has no tool role)

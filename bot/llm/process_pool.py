@@ -1,9 +1,9 @@
 """One in-process model per worker, each in a process of its own, so `fixbot eval --workers N` runs N tasks
 at once with a local model.
 
-Why processes: a `Llama` object answers one call at a time, and two of them in threads of one process ended
-that process silently mid-generation here. Why it pays: on 2 cores, two 1-thread llama.cpp processes generated
-1.24x the tokens of one 2-thread process (the sandbox runs of one worker also overlap the other's model call).
+Why processes: a `Llama` object answers one call at a time, and two of them in threads of one process can end
+that process silently mid-generation. Why it pays: llama.cpp's threads do not scale linearly, so one process per
+core generates more tokens in all, and one worker's sandbox runs overlap the other's model call.
 
 Each worker thread keeps the same process for all its calls, so llama.cpp's cached prompt prefix of a task
 is reused from one iteration to the next.

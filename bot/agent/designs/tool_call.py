@@ -14,7 +14,7 @@ call's code inside the result, it writes other fixes.
 Code already tried is never run: the call is asked again at once, hotter and with another seed, up to
 REPEAT_RETRIES times, all within the one iteration; only when every retry repeats is the answer recorded, and
 the next call reads that it was NOT RUN. The explanation is not held to a length by the schema: cut short
-mid-sentence by a grammar, the model wrote garbage for `code` (`", "`) on every try.
+mid-sentence by a grammar, a small model writes garbage for `code` (`", "`).
 """
 from __future__ import annotations
 

@@ -222,7 +222,7 @@ def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: s
     elif original and unwritten(target.source):
         situation = f"Your answer is still the stub, which fails:\n{feedback.strip()}"
         ask = "Write the function's body: compute from its arguments what the tests expect it to return."
-    elif original:  # most repeats (86 of 157 in one run): the model saw no bug and changed nothing
+    elif original:  # the commonest repeat: the model saw no bug and changed nothing
         situation = f"Your answer did not change the function: it is still {ORIGINAL}, which fails:\n{feedback.strip()}"
         ask = ("The function has a bug. Take the failing test's input, follow it through the code line by line, "
                "find the line that produces the wrong value, and change that line.")

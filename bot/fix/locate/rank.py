@@ -10,14 +10,14 @@ The signals (the score shown is `100·broken + 10·frame + ochiai + 0.1·read + 
   exception raised in project code points at the function that raised it (max over failures). A frame in a
   lambda of a module-level table (`in <lambda>`) points at that assignment.
 - ochiai (0..1): spectrum from per-test coverage, read per line: a span scores as its most suspicious line, so
-  that the branch only the failing tests take stands out in a function that every test calls (youtube-dl's
-  `process_ie_result`); it reaches a buggy helper that no frame names. An assignment scores as its best lambda,
+  that the branch only the failing tests take stands out in a function that every test calls (a dispatcher);
+  it reaches a buggy helper that no frame names. An assignment scores as its best lambda,
   each lambda of a table being a small function of its own (the rest of the statement runs at import, outside
   any test).
 - read (0..1): an assignment that a suspect function (one with a frame or a spectrum score) reads, as strong as
   its strongest reader: a module constant by its name in the same module, a class attribute as `self.a` or
-  `cls.a` in a method of its class or, when the failing test names its class, in any method (an extractor's
-  `_VALID_URL` read by the base class's `suitable`). It ranks such a table after the code that reads it; an
+  `cls.a` in a method of its class or, when the failing test names its class, in any method (a subclass's
+  pattern read by its base class's matcher). It ranks such a table after the code that reads it; an
   attribute of the class the failing test names also takes NEXT times its reader's frame and ochiai terms, so
   that it comes right after its reader, before functions that merely ran in every test.
 - named (0..1): the share of failures whose failing assertion (1) or, failing that, test body (0.5) calls the
