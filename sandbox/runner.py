@@ -30,12 +30,13 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from typing import IO, TypedDict
 
+try:  # in the sandbox the bootstrap (sandbox/wire.py, runner_source) registered it; on the host it is a file here
+    from fixbot_processes import DROPPED, killpg, oom_kills
+except ImportError:
+    from sandbox.assets.fixbot_processes import DROPPED, killpg, oom_kills
+
 CHUNK = 65536
 WRITABLE = ("/work", "/dev/shm")
-OOM_COUNTERS = (
-    ("/sys/fs/cgroup/memory.events", "oom_kill"),  # cgroup v2
-    ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"),  # cgroup v1
-)
 RLIMITS = {"as_mb": resource.RLIMIT_AS, "nproc": resource.RLIMIT_NPROC, "cpu_s": resource.RLIMIT_CPU}
 
 
@@ -115,7 +116,7 @@ class CappedBuffer:
         tail = bytes(self.tail).decode("utf-8", "backslashreplace")
         if not self.dropped:
             return head + tail
-        return "%s\n[... fixbot sandbox: %d bytes of output dropped ...]\n%s" % (head, self.dropped, tail)
+        return head + str(DROPPED % self.dropped) + tail
 
 
 def _drain(fd: int, buf: CappedBuffer) -> None:
@@ -129,19 +130,6 @@ def _drain(fd: int, buf: CappedBuffer) -> None:
         return
     finally:
         os.close(fd)
-
-
-def _oom_kills() -> int | None:
-    for path, key in OOM_COUNTERS:
-        try:
-            with open(path) as f:
-                for line in f:
-                    name, _, value = line.partition(" ")
-                    if name == key:
-                        return int(value)
-        except (OSError, ValueError):
-            continue
-    return None
 
 
 def _harden(pid: int, options: Options) -> None:
@@ -162,13 +150,6 @@ def _harden(pid: int, options: Options) -> None:
                 pass
 
 
-def _killpg(pid: int) -> None:
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
-
-
 def run_job(job: JobSpec, workdir: str, env: dict[str, str], options: Options) -> Result:
     cap = options["output_bytes"]
     tmp = os.path.join(workdir, ".tmp")
@@ -180,7 +161,7 @@ def run_job(job: JobSpec, workdir: str, env: dict[str, str], options: Options) -
     child_env.update(job_env)
     child_env.update(HOME=workdir, TMPDIR=tmp)
     out, err = CappedBuffer(cap), CappedBuffer(cap)
-    oom_before = _oom_kills()
+    oom_before = oom_kills()
     start = time.monotonic()
     try:
         proc = subprocess.Popen(
@@ -207,12 +188,12 @@ def run_job(job: JobSpec, workdir: str, env: dict[str, str], options: Options) -
     except subprocess.TimeoutExpired:
         timed_out = True
     duration = time.monotonic() - start
-    _killpg(proc.pid)  # background children of the run end with it
+    killpg(proc.pid)  # background children of the run end with it
     code = proc.wait()
     for reader in readers:
         # A process that left the group may hold a pipe open; the sweep after the batch ends it.
         reader.join(timeout=2.0)
-    oom_after = _oom_kills()
+    oom_after = oom_kills()
     oom = (not timed_out and code == -signal.SIGKILL and oom_before is not None
            and oom_after is not None and oom_after > oom_before)
     return {"exit_code": code, "stdout": out.text(), "stderr": err.text(), "duration_s": duration,

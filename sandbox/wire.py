@@ -23,7 +23,16 @@ ENV_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 @functools.cache
 def runner_source() -> str:
-    return resources.files("sandbox").joinpath("runner.py").read_text(encoding="utf-8")
+    """The runner as `python3 -I -c` gets it: a bootstrap that registers the helpers it shares with fixbot's probe
+    as the module `fixbot_processes`, then runs the runner's own source as __main__."""
+    package = resources.files("sandbox")
+    helpers = package.joinpath("assets/fixbot_processes.py").read_text(encoding="utf-8")
+    runner = package.joinpath("runner.py").read_text(encoding="utf-8")
+    return ("import sys, types\n"
+            "m = types.ModuleType('fixbot_processes')\n"
+            f"exec(compile({helpers!r}, 'fixbot_processes.py', 'exec'), m.__dict__)\n"
+            "sys.modules['fixbot_processes'] = m\n"
+            f"exec(compile({runner!r}, 'runner.py', 'exec'), {{'__name__': '__main__'}})\n")
 
 
 def check_path(name: str) -> str:

@@ -10,6 +10,9 @@ any test: it is left out, and a line on stderr says so (bot/fix/reproduce/classi
 
 Shipped beside the probe as `fixbot_probe_others` (loaded through its `pytest_plugins`); standard library and
 pytest only, inside the sandbox's Python (3.9+).
+
+PYTEST_DONT_REWRITE: probe.py imports this module before pytest loads it as a plugin; pytest's warning that it
+cannot rewrite it would fail a project that turns every warning into an error.
 """
 import sys
 

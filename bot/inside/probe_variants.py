@@ -31,10 +31,9 @@ import warnings
 
 import fixbot_probe as probe
 import fixbot_probe_swap as swap
+import fixbot_processes as processes
 import pytest
 
-OOM_COUNTERS = (("/sys/fs/cgroup/memory.events", "oom_kill"),  # as sandbox/runner.py reads them: v2, v1
-                ("/sys/fs/cgroup/memory/memory.oom_control", "oom_kill"))
 POLL_S = 0.02  # waiting for a child where pidfd_open is missing
 _state = {"manifest": None, "watch": None, "std": None, "root": None}
 
@@ -83,7 +82,7 @@ def _run(session, manifest, variant, index, base):
     _write_files(files)
     sys.stdout.flush()
     sys.stderr.flush()
-    oom_before = _oom_kills()
+    oom_before = processes.oom_kills()
     started = time.monotonic()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # 3.12+ warns that fork() copies no thread but the caller
@@ -97,7 +96,7 @@ def _run(session, manifest, variant, index, base):
         pass
     code, timed_out = _wait(pid, float(manifest["child_timeout_s"]))
     duration = time.monotonic() - started
-    _killpg(pid)  # what the variant's tests left running in the background ends with it
+    processes.killpg(pid)  # what the variant's tests left running in the background ends with it
     _write_files({path: base[path] for path in files})
     junit = _junit(session.config)
     if junit is not None and os.path.exists(junit.logfile):
@@ -110,7 +109,7 @@ def _status(out, manifest, code, timed_out, duration, oom_before):
     if not os.path.exists(os.path.join(out, "started")):
         reason = _read(os.path.join(out, "fallback")) if os.path.exists(os.path.join(out, "fallback")) else b""
         return {"fallback": reason.decode("utf-8", "replace") or "the child ended before its tests (exit %s)" % code}
-    oom_after = _oom_kills()
+    oom_after = processes.oom_kills()
     oom = (not timed_out and code == -signal.SIGKILL and oom_before is not None and oom_after is not None
            and oom_after > oom_before)
     cap = int(manifest["output_bytes"])
@@ -201,7 +200,7 @@ def _wait(pid, limit):
                 return os.waitstatus_to_exitcode(status), False
             left = deadline - time.monotonic()
             if left <= 0:
-                _killpg(pid)
+                processes.killpg(pid)
                 return os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]), True
             if waker is not None:
                 select.select([waker], [], [], left)
@@ -210,13 +209,6 @@ def _wait(pid, limit):
     finally:
         if waker is not None:
             os.close(waker)
-
-
-def _killpg(pid):
-    try:
-        os.killpg(pid, signal.SIGKILL)
-    except OSError:
-        pass
 
 
 def _cap(path, cap):
@@ -233,21 +225,8 @@ def _cap(path, cap):
         f.seek(size - tail)
         last = f.read(tail)
     with open(path, "wb") as f:
-        f.write(first + b"\n[... fixbot sandbox: %d bytes of output dropped ...]\n" % (size - head - tail) + last)
+        f.write(first + (processes.DROPPED % (size - head - tail)).encode() + last)
     return True
-
-
-def _oom_kills():
-    for path, key in OOM_COUNTERS:
-        try:
-            with open(path) as f:
-                for line in f:
-                    name, _, value = line.partition(" ")
-                    if name == key:
-                        return int(value)
-        except (OSError, ValueError):
-            continue
-    return None
 
 
 def _path(relative):

@@ -24,7 +24,7 @@ from bot.fix.types import TestRun
 from sandbox import Job, Limits, RunResult, Sandbox
 
 PROBE_MODULES = ("probe", "probe_coverage", "probe_memory", "probe_network", "probe_variants", "probe_swap",
-                 "probe_others")  # bot/fix/NAME.py, shipped as fixbot_NAME.py
+                 "probe_others")  # bot/inside/NAME.py, shipped as fixbot_NAME.py
 PROBE_DIR = ".fixbot-probe"
 PROBE_OUT = f"{PROBE_DIR}/probe.json"
 COVERAGE_OUT = f"{PROBE_DIR}/coverage.json"  # written beside PROBE_OUT by the probe
@@ -53,8 +53,11 @@ def probe_files() -> dict[str, str]:
     """fixbot's pytest plugin and its helpers (the memory guard, the variants' runner and its code swap), as the
     probe dir holds them in the sandbox."""
     package = resources.files("bot.inside")
-    return {f"{PROBE_DIR}/fixbot_{name}.py": package.joinpath(f"{name}.py").read_text(encoding="utf-8")
-            for name in PROBE_MODULES}
+    files = {f"{PROBE_DIR}/fixbot_{name}.py": package.joinpath(f"{name}.py").read_text(encoding="utf-8")
+             for name in PROBE_MODULES}
+    shared = resources.files("sandbox").joinpath("assets/fixbot_processes.py")  # the sandbox runner's helpers too
+    files[f"{PROBE_DIR}/fixbot_processes.py"] = shared.read_text(encoding="utf-8")
+    return files
 
 
 def pytest_job(files: Mapping[str, bytes], command: TestCommand, *, pythonpath: Sequence[str] = (),
