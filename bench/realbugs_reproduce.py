@@ -85,7 +85,7 @@ def forget_environment(client, python: str, plan: InstallPlan, commit_date: str 
             used = client.api.containers(all=True, filters={"ancestor": tag})
             if any(c.get("Image") == tag and c.get("State") == "running" for c in used):
                 return False
-            client.images.remove(tag, noprune=True)
+            client.images.remove(tag, noprune=not tag.endswith((FAILED, FAILED_COMPILER)))  # a marker goes whole
         except (ImageNotFound, APIError):
             continue
     return True

@@ -170,11 +170,21 @@ def test_a_dependency_that_does_not_resolve_is_one_clear_error_and_leaves_nothin
     assert leftovers(docker_client) == []
 
 
-def test_a_setup_command_that_fails_quotes_its_output(built):
-    with pytest.raises(DependencyInstallFailed) as caught:
-        built(checkout({"a.py": unique()}), EnvRequest(setup=("echo preparing", "echo 'no such tool' >&2; exit 3")))
-    assert "your setup command: echo 'no such tool' >&2; exit 3" in str(caught.value)
-    assert "exited with 3" in str(caught.value) and "no such tool" in str(caught.value)
+def test_a_setup_command_that_fails_quotes_its_output_and_the_next_run_says_the_same(built):
+    """The failure is remembered (the setup commands alone make the environment, so an earlier run of this test
+    may have marked it already): a second run does not build again, and its message is the first one's."""
+    failing = ("echo preparing", f"echo 'run {uuid.uuid4().hex}' >/dev/null; echo 'no such tool' >&2; exit 3")
+    messages, logs = [], []
+    for _ in range(2):
+        logs.append([])
+        with pytest.raises(DependencyInstallFailed) as caught:
+            built(checkout({"a.py": unique()}), EnvRequest(setup=failing), log=logs[-1].append)
+        messages.append(str(caught.value))
+    assert "your setup command: echo 'run " in messages[0] and "echo 'no such tool' >&2; exit 3" in messages[0]
+    assert "exited with 3" in messages[0] and messages[0].endswith("no such tool")
+    assert messages[1] == messages[0]
+    assert not any("earlier run" in line for line in logs[0])
+    assert any("failed on an earlier run; not trying it again (`docker rmi fixbot-env:" in line for line in logs[1])
 
 
 def test_setup_commands_replace_inference(built):

@@ -21,7 +21,7 @@ from bot.fix.verify.report import write_outputs
 from bot.llm import Completion
 
 from .conftest import FIXBOT, REPO
-from .test_fix import ByNameLLM, fix_example, fixed_by_the_search, suite_after_patch
+from .test_fix import ByNameLLM, fix_example, suite_after_patch
 
 pytestmark = pytest.mark.timeout(900)
 
@@ -200,14 +200,18 @@ def test_cut():
 '''
 
 
-def test_a_loop_that_never_reads_its_counter_hangs_and_the_search_puts_the_counter_in(tmp_path, docker_client,
-                                                                                      sandbox_image):
-    """The `while` test shares no name with the body, so test_cut hangs; the search (no model) finds
-    `measure(label[:end])` among the candidates, most of which hang too, within the per-test limit."""
+def test_a_loop_that_never_reads_its_counter_hangs_and_is_repaired_like_any_failure(tmp_path, docker_client,
+                                                                                    sandbox_image):
+    """test_cut hangs: a failing test (timed out at the per-test limit), not the end of the run. The search's
+    mutants, most of which hang too, are each that mutant's failure; none fixes it (no one-edit family puts the
+    counter into the loop's test), and the model's candidate does."""
     root = make_repo(tmp_path / "stuck", {"labels.py": STUCK, "tests/test_labels.py": STUCK_TESTS})
-    result = fixed_by_the_search(docker_client, sandbox_image, root, test_timeout_s=3.0)
+    llm = ByNameLLM({"fit": STUCK.replace("while measure(label) > width", "while measure(label[:end]) > width")})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions(), test_timeout_s=3.0)
+    assert result.status == "fixed", result.message
     assert result.runs[0].failed == ("tests/test_labels.py::test_cut",)
     assert "+    while measure(label[:end]) > width:" in result.diff and result.changed_lines == 1
+    assert llm.asked == ["fit"]
 
 
 def test_a_candidate_that_breaks_the_import_is_a_failed_attempt(tmp_path, docker_client, sandbox_image):

@@ -42,7 +42,7 @@ from sandbox.image import (
     tools_spec,
 )
 
-FAILED = "-failed"  # a tag's suffix: the build of that tag failed (the base image under it, a marker)
+FAILED = "-failed"  # a tag's suffix: the build of that tag failed (a marker image: _mark_failed)
 FAILED_COMPILER = "-failed-compiler"  # ... failed for want of a C toolchain
 
 
@@ -149,13 +149,32 @@ def _next_attempt(tried: _Attempt, exc: DependencyInstallFailed, request: EnvReq
     return None
 
 
-def _failed_before(client: docker.DockerClient, tag: str) -> DependencyInstallFailed | None:
-    """The failure an earlier run marked on `tag` (a marker tag on the base image), so that it is not built again."""
+FAILURE_LABEL = "fixbot.failure"  # on a marker: the failure's message and last line, as JSON
+
+
+def _failed_before(client: docker.DockerClient, tag: str) -> tuple[DependencyInstallFailed, str] | None:
+    """The failure an earlier run marked on `tag` (a marker image, so that it is not built again) with its own
+    message, and the marker's tag."""
     for suffix, compiler in ((FAILED_COMPILER, True), (FAILED, False)):
         if image_exists(client, tag + suffix):
-            return DependencyInstallFailed(f"the build of {tag} failed on an earlier run ({tag + suffix})",
-                                           last_line="failed on an earlier run", needs_compiler=compiler)
+            saved = json.loads((client.images.get(tag + suffix).labels or {}).get(FAILURE_LABEL) or "{}")
+            return DependencyInstallFailed(saved.get("message") or f"the build of {tag} failed on an earlier run",
+                                           last_line=saved.get("last_line") or "failed on an earlier run",
+                                           needs_compiler=compiler), tag + suffix
     return None
+
+
+def _mark_failed(client: docker.DockerClient, base: str, tag: str, exc: DependencyInstallFailed) -> None:
+    """Remember that `tag` does not build: a marker image (the base, never started, committed with the failure in a
+    label), so that the next run reports the same failure without building again."""
+    marker = tag + (FAILED_COMPILER if exc.needs_compiler else FAILED)
+    repository, _, name = marker.rpartition(":")
+    container = client.containers.create(base, command=["true"])
+    try:
+        container.commit(repository=repository, tag=name, conf={"Labels": {
+            FAILURE_LABEL: json.dumps({"message": str(exc), "last_line": exc.last_line})}})
+    finally:
+        container.remove(force=True)
 
 
 def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: docker.DockerClient,
@@ -188,8 +207,12 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
         if attempt.tools:
             base = ensure_base(client, choice.version, lambda line: log(f"  {line}"), tools=True)
         tag = cache_tag(client.images.get(base).id, choice.version, plan, pip, hold_back, attempt.as_of)
-        exc = _failed_before(client, tag)
-        if exc is None:
+        remembered = _failed_before(client, tag)
+        if remembered is not None:
+            exc, marker = remembered
+            log(f"environment: this build failed on an earlier run; not trying it again (`docker rmi {marker}` "
+                "does)")
+        else:
             try:
                 return _cached_or_built(client, checkout, base, tag, choice.version, plan, pip, hold_back,
                                         attempt.as_of, log, done)
@@ -197,7 +220,7 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
                 exc = failure
                 if exc.transient:  # the index failed: another way to build would fail the same way
                     raise
-                client.images.get(base).tag(*(tag + (FAILED_COMPILER if exc.needs_compiler else FAILED)).split(":"))
+                _mark_failed(client, base, tag, exc)
         first = first or exc
         following = _next_attempt(attempt, exc, request, plan)
         if following is None:
