@@ -47,3 +47,10 @@ def test_what_the_function_already_had_is_never_held_against_the_change():
     assert anti_patterns(empty_guard, "def mean(xs):\n    if not xs:\n        return 0.0\n"
                                       "    return sum(xs) / len(xs)\n", "assert mean([]) == 0.0\n") == ()
     assert anti_patterns("def f(:", "def f(): pass") == ()  # a function that does not parse: nothing to say
+    # a new branch for the test's case that computes its answer is how many real bugs are fixed
+    ext = "def ext(name):\n    return name.rsplit('.', 1)[-1]\n"
+    branch = ext.replace("    return", "    if name.endswith('.tar.gz'):\n        return name[-6:]\n    return")
+    assert anti_patterns(ext, branch, "assert ext('a.tar.gz') == 'tar.gz'\n") == ()
+    count = "def unique(xs):\n    return len(set(xs)) == len(xs)\n"
+    limit = count.replace("    return", "    if xs.count(xs[0]) > 2:\n        return False\n    return")
+    assert anti_patterns(count, limit, "assert unique([2, 2, 2]) == False\n") == ()  # a threshold, not an input

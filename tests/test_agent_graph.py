@@ -98,6 +98,17 @@ def test_prose_without_code_is_a_syntax_route():
     assert [a.outcome for a in result.attempts] == ["syntax", "passed"]
 
 
+def test_a_change_that_looks_like_a_wrong_fix_is_refused_and_the_model_told_why():
+    swallowing = "```python\ndef add(a, b):\n    try:\n        return a * b\n    except TypeError:\n        pass\n```"
+    special = "```python\ndef add(a, b):\n    if a == 2:\n        return 5\n    return a - b\n```"
+    result, llm, harness = run([swallowing, special, FIXED])
+    assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "refused"), ("syntax", "refused"),
+                                                              ("syntax", "passed")]
+    assert len(harness.checked) == 1, "a refused change is never sent to the sandbox"
+    assert "catches an exception and does nothing with it" in llm.calls[1][-1].content
+    assert "a value from the failing test" in llm.calls[2][-1].content
+
+
 def test_iteration_budget_stops_the_loop():
     result, llm, _ = run([WRONG, "```python\ndef add(a, b):\n    return b - a\n```", FIXED], iterations=2)
     assert result.status == "not_fixed" and result.stop_reason == "iterations" and result.final_code is None

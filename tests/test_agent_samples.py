@@ -10,7 +10,7 @@ from bot.llm import Message, ScriptedLLM
 
 from .test_agent_graph import BUGGY, FIXED, WRONG, AssertHarness
 
-ZERO = "```python\ndef add(a, b):\n    return 0\n```"
+ZERO = "```python\ndef add(a, b):\n    return a - 2 * b\n```"  # another wrong answer
 BROKEN = "```python\ndef add(a, b):\n    return (a +\n```"
 TWO_LINES = "```python\ndef add(a, b):\n    s = a + b\n    return s\n```"
 
@@ -84,7 +84,7 @@ def test_a_failed_batch_hands_the_first_answer_to_reflect_and_the_samples_to_its
         (1, "sample", "failed"), (1, "draft", "failed"), (2, "reflect", "passed")]
     prompt = llm.calls[2][-1].content
     assert "return a * b" in prompt  # the first answer, in full, with its failure
-    assert "return 0" in prompt  # the sample, one line among the earlier attempts
+    assert "return a - 2 * b" in prompt  # the sample, one line among the earlier attempts
 
 
 def test_one_sample_is_the_plain_agent():

@@ -6,6 +6,7 @@ import time
 
 from bot.agent import AgentContext, Briefing, Budgets, RepairOptions, Target, TestOutcome, repair
 from bot.agent.options import SearchOptions
+from bot.agent.search import rounds
 from bot.agent.search.evidence import hot_lines
 from bot.agent.search.rounds import search
 from bot.llm import ScriptedLLM
@@ -119,6 +120,17 @@ def test_the_fix_with_fewest_changed_lines_wins():
     harness = CaseHarness(lambda a, b: a + b)
     found, record = search(base, base, "add", "", harness, CountingScreen(harness), SearchOptions(), "original")
     assert found[0] == "def add(a, b):\n    x = a + b\n    return x\n" and record.fixed
+
+
+def test_a_passing_change_that_looks_like_a_wrong_fix_comes_after_every_other(monkeypatch):
+    base = "def add(a, b):\n    if b == 3:\n        raise ValueError(b)\n    return a + b\n"
+    harness = CaseHarness(lambda a, b: a + b)
+    first, *others = search(base, base, "add", "", harness, CountingScreen(harness), SearchOptions(), "original")[0]
+    assert others, "the case needs several passing changes"
+    monkeypatch.setattr(rounds, "anti_patterns", lambda before, after, tests="": ("early-exit",) if after == first
+                        else ())
+    found, record = search(base, base, "add", "", harness, CountingScreen(harness), SearchOptions(), "original")
+    assert found == [*others, first] and record.fixed
 
 
 def test_hot_lines_are_the_function_lines_the_traceback_shows():

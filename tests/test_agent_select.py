@@ -17,8 +17,8 @@ BUGGY = '''def absolute(x):
     """The absolute value of x."""
     return x
 '''
-# the only visible test: absolute(3) == 3, which the buggy function, a constant and the real fix all pass
-WEAK = "```python\ndef absolute(x):\n    return 3\n```"
+# the only visible test: absolute(3) == 3, which the buggy function, a wrong clamp and the real fix all pass
+WEAK = "```python\ndef absolute(x):\n    return max(x, 0)\n```"
 RIGHT = "```python\ndef absolute(x):\n    return abs(x)\n```"
 ALSO_RIGHT = "```python\ndef absolute(x):\n    return x if x >= 0 else -x\n```"
 WRONG = "```python\ndef absolute(x):\n    return x * x\n```"
@@ -90,8 +90,8 @@ def test_a_judge_without_inputs_of_its_own_asks_the_model_s_asserts():
 
 
 def test_the_model_s_asserts_outweigh_the_votes():
-    """Three answers of `return 3` against one of abs: the asserts the model writes from the docstring (one of them
-    wrong, which neither passes) choose abs."""
+    """Three answers of `return max(x, 0)` against one of abs: the asserts the model writes from the docstring (one
+    of them wrong, which neither passes) choose abs."""
     asserts = "```python\nassert absolute(-2) == 2\nassert absolute(0) == 0\nassert absolute(5) == 6\n```"
     result, llm = run([WEAK, WEAK, RIGHT, WEAK, asserts], Judge())
     assert result.final_code == BUGGY.replace("return x", "return abs(x)")
@@ -108,7 +108,7 @@ def test_a_drawn_answer_that_fails_the_visible_tests_has_no_vote():
 
 def test_without_a_judge_the_first_fix_stands_and_nothing_more_is_asked():
     result, llm = run([WEAK, RIGHT], None)
-    assert result.final_code == BUGGY.replace("return x", "return 3") and result.selection is None
+    assert result.final_code == BUGGY.replace("return x", "return max(x, 0)") and result.selection is None
     assert len(llm.calls) == 1
 
 
@@ -135,8 +135,9 @@ def test_choose_weighs_votes_then_changed_lines():
 
 
 def test_a_model_that_scores_texts_chooses_the_likeliest_candidate_and_writes_no_asserts():
-    """Three answers of `return 3` against one of abs: the model finds abs the likelier body after the docstring."""
-    result, llm = run([WEAK, WEAK, RIGHT, WEAK], Judge(), likelihoods={"abs(x)": -3.0, "return 3": -7.0})
+    """Three answers of `return max(x, 0)` against one of abs: the model finds abs the likelier body after the
+    docstring."""
+    result, llm = run([WEAK, WEAK, RIGHT, WEAK], Judge(), likelihoods={"abs(x)": -3.0, "max(x, 0)": -7.0})
     assert len(llm.calls) == 1 + EXTRA_ANSWERS  # no asserts asked
     assert result.final_code == BUGGY.replace("return x", "return abs(x)")
     s = result.selection
@@ -144,7 +145,7 @@ def test_a_model_that_scores_texts_chooses_the_likeliest_candidate_and_writes_no
     assert [a.node for a in result.attempts][-1] == "score" and result.attempts[-1].outcome == "scored"
     ((prefix, texts),) = llm.scored  # one prefix: the docstring, then the `def` line both candidates share
     assert prefix == "# The absolute value of x.\n```python\ndef absolute(x):\n"
-    assert texts == ["    return 3\n```", "    return abs(x)\n```"]
+    assert texts == ["    return max(x, 0)\n```", "    return abs(x)\n```"]
 
 
 def test_every_passing_mutant_of_the_search_is_a_candidate():
@@ -158,7 +159,7 @@ def test_every_passing_mutant_of_the_search_is_a_candidate():
     assert result.searches[0].fixed and result.searches[0].edit == "line 3: `-x` -> `x`"
     assert len(llm.calls) == EXTRA_ANSWERS
     ((_, texts),) = llm.scored
-    assert sorted(texts) == sorted(f"    return {body}\n```" for body in ("3", "x", "-(-x)", "abs(-x)"))
+    assert sorted(texts) == sorted(f"    return {body}\n```" for body in ("max(x, 0)", "x", "-(-x)", "abs(-x)"))
     assert result.final_code == buggy.replace("return -x", "return abs(-x)")
     assert (result.selection.candidates, result.selection.scored, result.selection.changed) == (4, 4, True)
 

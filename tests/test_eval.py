@@ -297,8 +297,8 @@ def test_cli_tool_call_design_needs_a_model_with_tools(data, tmp_path):
 
 def test_cli_eval_with_samples_tests_them_in_one_batch_and_records_it(tasks, data, tmp_path, sandbox_image):
     fixed = function_source(tasks[2].canonical_module, tasks[2].entry_point)
-    script = write_script(tmp_path, ["```python\ndef truncate_number(number: float) -> float:\n    return 0.0\n```",
-                                     f"```python\n{fixed}```"])
+    wrong = "```python\ndef truncate_number(number: float) -> float:\n    return number // 1.0\n```"
+    script = write_script(tmp_path, [wrong, f"```python\n{fixed}```"])
     out = tmp_path / "samples"
     result = run_fixbot("eval", "--model", f"scripted:{script}", "--data", str(data), "--tasks", "2",
                         "--samples", "2", "--out", str(out))

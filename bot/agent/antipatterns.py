@@ -7,8 +7,10 @@ One rule per class of wrong fix:
                        in `try: ... except RecursionError: pass`);
   early-exit           a `return` of a constant added as the body's first statement: the function no longer does
                        what it did for any input;
-  special-cases-test   an `if` added that compares with a literal the failing tests use and the function did not:
-                       the fix answers the test's input, not the bug;
+  special-cases-test   an `if` added that checks an argument for equality with a literal the failing tests use
+                       and the function did not, and whose body returns a literal: the fix answers the test's
+                       input, not the bug (a new branch that computes its answer, or a threshold like
+                       `count > 2`, is how many real bugs are fixed, and is not named);
   deletes-check        a `raise` or `assert` of the function removed: the path the failure points at, deleted;
   deletes-loop-update  an assignment to a name a `while` loop's test reads removed from the loop's body.
 
@@ -23,6 +25,16 @@ from collections import Counter
 from collections.abc import Iterable
 
 RULES = ("swallows-exception", "early-exit", "special-cases-test", "deletes-check", "deletes-loop-update")
+WHY = {  # each rule's class of wrong fix, as the model is told when its candidate is refused
+    "swallows-exception": "it catches an exception and does nothing with it, which hides the failure instead of "
+                          "fixing its cause",
+    "early-exit": "it returns a constant before the function does its work",
+    "special-cases-test": "it adds a condition on a value from the failing test that returns a fixed answer, which "
+                          "answers that input instead of fixing the bug",
+    "deletes-check": "it deletes a `raise` or `assert`, the path the failure points at, instead of fixing why it "
+                     "is reached",
+    "deletes-loop-update": "it deletes the update of a variable the loop's condition reads",
+}
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -96,18 +108,40 @@ def _test_literals(tests: str) -> set[object]:
             and v not in ("", 0, 1)}
 
 
-def _special_cases(before: ast.AST, after: ast.AST, tests: str) -> bool:
+def _returns_literal(body: list[ast.stmt]) -> bool:
+    first = next((s for s in body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))), None)
+    return isinstance(first, ast.Return) and _literal(first.value)
+
+
+def _parameters(f: Function | None) -> set[str]:
+    if f is None:
+        return set()
+    a = f.args
+    return {p.arg for p in (*a.posonlyargs, *a.args, *a.kwonlyargs, a.vararg, a.kwarg) if p is not None}
+
+
+def _matches_input(compare: ast.Compare, parameters: set[str]) -> bool:
+    """`param == literal`, `param is ...`, `param in (...)`: an argument checked for being one value (a threshold,
+    `count > 2`, is a rule of the function, not a test's input)."""
+    return all(isinstance(op, (ast.Eq, ast.Is, ast.In)) for op in compare.ops) and any(
+        isinstance(n, ast.Name) and n.id in parameters for side in (compare.left, *compare.comparators)
+        for n in ast.walk(side))
+
+
+def _special_cases(before: ast.Module, after: ast.Module, tests: str) -> bool:
     literals = _test_literals(tests)
     if not literals:
         return False
     had = set(_constants(before))
+    parameters = _parameters(_function(after))
     old = _dumps(n.test for n in ast.walk(before) if isinstance(n, ast.If))
     for node in ast.walk(after):
-        if not isinstance(node, ast.If) or old[ast.dump(node.test)]:
+        if not isinstance(node, ast.If) or old[ast.dump(node.test)] or not _returns_literal(node.body):
             continue
         for compare in (n for n in ast.walk(node.test) if isinstance(n, ast.Compare)):
-            if any(v in literals and v not in had for v in _constants(compare)
-                   if isinstance(v, (str, int, float, bytes))):
+            if _matches_input(compare, parameters) and any(
+                    v in literals and v not in had for v in _constants(compare)
+                    if isinstance(v, (str, int, float, bytes))):
                 return True
     return False
 
@@ -152,3 +186,9 @@ def anti_patterns(before: str, after: str, tests: str = "") -> tuple[str, ...]:
     if _loop_updates(old) - _loop_updates(new):
         found.append("deletes-loop-update")
     return tuple(found)
+
+
+def refusal(rules: Iterable[str]) -> str:
+    """Why a candidate breaking `rules` is not tested, as the model reads it."""
+    return ("That change was refused, not tested: " + "; ".join(WHY[r] for r in rules)
+            + ". Find the line that computes the wrong value and fix it there.")

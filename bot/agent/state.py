@@ -11,7 +11,7 @@ from bot.llm.types import Completion, Message
 
 # why a candidate cannot be tested: its code (as extracted), code already tried, an edit that does not apply,
 # an answer without the tool call
-Problem = Literal[ExtractProblem, "repeat", "patch", "no_call"]
+Problem = Literal[ExtractProblem, "repeat", "patch", "no_call", "refused"]  # refused: an anti-pattern
 END: Final = "__end__"  # langgraph's END, typed as the literal the routers return (langgraph's is a plain str)
 
 

@@ -55,6 +55,8 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
         reason = last.feedback.splitlines()[0] if last.feedback else "it did not apply"
         return (f"The last plan could not be turned into an edit that applies ({reason}). Find a fix that is "
                 "simpler to write: as few lines as possible, each given exactly as it should read.")
+    if last.outcome == "refused":
+        return f"The last plan's edit was not run. {last.feedback}"
     if last.outcome == "repeat":
         return (f"The last plan led to code already tried ({last.feedback}). That is not the bug: find a different "
                 "root cause.")

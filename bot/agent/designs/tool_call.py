@@ -70,6 +70,8 @@ def _result(state: AgentState, ctx: AgentContext) -> str:
                "Change the line that causes this failure.")
     elif last.outcome == "signature":
         why = f"{last.feedback}."
+    elif last.outcome == "refused":
+        why = last.feedback
     else:  # the reason's first line only: a one-line function quoted back was copied, one line again
         why = (f"{last.feedback.splitlines()[0] if last.feedback else last.outcome}. Send the whole function "
                f"`{ctx.target.name}` as `code`, laid out as Python: each line break written as \\n, each line's "

@@ -12,9 +12,10 @@ confirmed with the real harness; without one (a repository's pytest run per cand
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
+from bot.agent.antipatterns import anti_patterns
 from bot.agent.options import SearchOptions
 from bot.agent.search.evidence import Evidence, read_evidence
 from bot.agent.search.mutate import Mutant, ranked_mutants, skip_mutants
@@ -22,22 +23,28 @@ from bot.agent.source.code import changed_lines, code_hash
 from bot.agent.types import Harness, Screen, SearchRound, TestOutcome
 
 
+def _order(original: str, tests: str) -> Callable[[Mutant], tuple[bool, int]]:
+    """Passing mutants' order: a change that looks like a wrong fix (bot/agent/antipatterns.py) last, then fewest
+    changed lines; the loop flags one that is kept anyway, when nothing else passed."""
+    return lambda m: (bool(anti_patterns(original, m.source, tests)), changed_lines(original, m.source))
+
+
 def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcome], harness: Harness,
-              options: SearchOptions) -> tuple[list[Mutant], list[Mutant], list[Mutant]]:
-    """Survivors of the screen, the few confirmed by the real harness (fewest changed lines first), and those
-    that were run through it."""
+              options: SearchOptions, tests: str) -> tuple[list[Mutant], list[Mutant], list[Mutant]]:
+    """Survivors of the screen, the few confirmed by the real harness (in `_order`), and those that were run
+    through it."""
     survivors = [m for m, o in zip(ranked, outcomes) if o.passed]
-    survivors.sort(key=lambda m: changed_lines(original, m.source))  # stable: rank order among equals
+    survivors.sort(key=_order(original, tests))  # stable: rank order among equals
     to_confirm = survivors[:options.confirm]
     confirmed = [m for m, o in zip(to_confirm, harness.check_many([m.source for m in to_confirm])) if o.passed]
     return survivors, confirmed, to_confirm
 
 
 def search(original: str, base: str, name: str, feedback: str, harness: Harness, screen: Screen | None,
-           options: SearchOptions, label: str, exclude: frozenset[str] = frozenset()
+           options: SearchOptions, label: str, exclude: frozenset[str] = frozenset(), tests: str = ""
            ) -> tuple[list[str], SearchRound]:
-    """Passing mutants of `base`, fewest lines changed from `original` first (empty: none passed). `exclude`:
-    hashes of code already tested (the original among them)."""
+    """Passing mutants of `base` in `_order` (empty: none passed). `exclude`: hashes of code already tested (the
+    original among them); `tests`: the failing tests' source the model sees."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
     evidence = read_evidence(base, feedback)
@@ -45,11 +52,11 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     sources = [m.source for m in ranked]
     if screen is not None:
         outcomes = screen.screen(sources)
-        survivors, confirmed, to_confirm = _screened(original, ranked, outcomes, harness, options)
+        survivors, confirmed, to_confirm = _screened(original, ranked, outcomes, harness, options, tests)
         if not confirmed:
             slow = [m for m, o in zip(ranked, outcomes) if o.timed_out][:options.slow_retries]
             again = screen.screen([m.source for m in slow], options.slow_timeout_s) if slow else []
-            late, confirmed, more = _screened(original, slow, again, harness, options)
+            late, confirmed, more = _screened(original, slow, again, harness, options, tests)
             survivors, to_confirm = survivors + late, to_confirm + more
     else:
         outcomes = harness.check_many(sources)
@@ -64,7 +71,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
         confirmed = [m for m, o in zip(second, harness.check_many([m.source for m in second]) if second else [])
                      if o.passed]
         tried, survivors, to_confirm = tried + len(second), survivors + confirmed, to_confirm + confirmed
-    confirmed.sort(key=lambda m: changed_lines(original, m.source))
+    confirmed.sort(key=_order(original, tests))
     record = SearchRound(base=label, candidates=tried, survivors=len(survivors), confirmed=len(to_confirm),
                          fixed=bool(confirmed), edit=confirmed[0].description if confirmed else "",
                          seconds=round(time.monotonic() - started, 3))

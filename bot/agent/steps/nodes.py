@@ -16,6 +16,7 @@ from typing import Any, Literal
 from langgraph.graph import StateGraph
 from langgraph.runtime import Runtime
 
+from bot.agent.antipatterns import anti_patterns, refusal
 from bot.agent.context import REPEAT_BOOST, AgentContext, temperature
 from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.search.rounds import search as search_around
@@ -87,7 +88,8 @@ def repeat_boost(state: AgentState) -> float:
 
 def checked(code: str | None, problem: Problem | None, detail: str, seen: Mapping[str, Seen], ctx: AgentContext
             ) -> tuple[str | None, Problem | None, str]:
-    """A model's function made faithful to the original, or why it cannot be tested (signature, repeat)."""
+    """A model's function made faithful to the original, or why it is not tested (signature, repeat, refused: a
+    change that makes a test pass without fixing the code, bot/agent/antipatterns.py)."""
     if code is not None and problem is None:
         detail = signature_problem(code, ctx.target.source, ctx.target.name) or ""
         problem = "signature" if detail else None
@@ -95,6 +97,9 @@ def checked(code: str | None, problem: Problem | None, detail: str, seen: Mappin
         code = faithful(code, ctx.target.source)
         same = seen.get(code_hash(code))
         problem, detail = ("repeat", prompts.seen_label(same)) if same else (None, "")
+    if code is not None and problem is None:
+        rules = anti_patterns(ctx.target.source, code, ctx.briefing.tests)
+        problem, detail = ("refused", refusal(rules)) if rules else (None, "")
     return code, problem, detail
 
 
@@ -109,7 +114,8 @@ def answered(node: Node, done: Completion, temp: float, code: str | None, proble
 
 def unusable(problem: Problem) -> Outcome:
     """The outcome an answer that cannot be tested is recorded with."""
-    return "repeat" if problem == "repeat" else "signature" if problem == "signature" else "syntax"
+    return "repeat" if problem == "repeat" else "signature" if problem == "signature" else \
+        "refused" if problem == "refused" else "syntax"
 
 
 def candidate(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,
@@ -204,7 +210,8 @@ def search(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     seen = state["seen"].get(code_hash(base))
     label = prompts.seen_label(seen) if seen else "a candidate"
     passing, record = search_around(ctx.target.source, base, ctx.target.name, state["feedback"], ctx.harness,
-                                    ctx.screen, ctx.options.search, label, exclude=frozenset(state["seen"]))
+                                    ctx.screen, ctx.options.search, label, exclude=frozenset(state["seen"]),
+                                    tests=ctx.briefing.tests)
     record = replace(record, around_model=seen is None or seen.kind != "original")
     ambiguous = record.survivors > 1 and ctx.options.search.ambiguous == "ask" and not spent(state, ctx)
     if passing and ambiguous:  # weak tests cannot choose: the model, reading the docstring, gets them as hints
