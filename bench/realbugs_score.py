@@ -18,6 +18,7 @@ from __future__ import annotations
 import ast
 import difflib
 import json
+import re
 import subprocess
 import time
 from collections.abc import Mapping
@@ -262,11 +263,20 @@ def _functions(text: str) -> dict[str, str]:
     except SyntaxError:
         return {}
     found: dict[str, str] = {}
+    # ast.get_source_segment splits the whole text again on every call: quadratic on a module of a thousand defs
+    lines = [line.encode() for line in re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)]
+
+    def segment(node: ast.stmt) -> str:
+        assert node.end_lineno is not None and node.end_col_offset is not None
+        if node.end_lineno == node.lineno:
+            return lines[node.lineno - 1][node.col_offset:node.end_col_offset].decode()
+        return b"".join([lines[node.lineno - 1][node.col_offset:], *lines[node.lineno:node.end_lineno - 1],
+                         lines[node.end_lineno - 1][:node.end_col_offset]]).decode()
 
     def visit(body: list[ast.stmt], prefix: str) -> None:
         for node in body:
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                found[prefix + node.name] = ast.get_source_segment(text, node) or ""
+                found[prefix + node.name] = segment(node)
             elif isinstance(node, ast.ClassDef):
                 visit(node.body, f"{prefix}{node.name}.")
     visit(tree.body, "")

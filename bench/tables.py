@@ -27,12 +27,14 @@ COMMANDS = {
     "reproduce": ".venv/bin/python bench/realbugs.py --reproduce-only",
     "humanevalfix-tests": ".venv/bin/python bench/humanevalfix.py --protocol tests",
     "humanevalfix-examples": ".venv/bin/python bench/humanevalfix.py --protocol examples",
+    "antipatterns": ".venv/bin/python bench/antipatterns.py",
 }
 TITLES = {
     "realbugs": "Real bugs: `fixbot fix` judged on each project's whole suite (bundled model, `--wall 600`)",
     "reproduce": "Real bugs: test environment rebuilt and failure reproduced (no model)",
     "humanevalfix-tests": "HumanEvalFix, tests protocol (the task's tests and docstring shown; the same tests judge)",
     "humanevalfix-examples": "HumanEvalFix, examples protocol (docstring and examples shown; hidden tests judge)",
+    "antipatterns": "Anti-pattern rules on fixes that are right (each firing refuses an answer a developer wrote)",
 }
 
 
@@ -78,6 +80,17 @@ def humanevalfix_table(rows: list[dict]) -> tuple[list[str], list[list[str]], li
     return head, [line], notes
 
 
+def antipatterns_table(rows: list[dict]) -> tuple[list[str], list[list[str]], list[str]]:
+    rows = _last(rows, "item")
+    table = []
+    for source in sorted({r["source"] for r in rows}):
+        mine = [r for r in rows if r["source"] == source]
+        fired = [r for r in mine if r["rules"]]
+        table.append([source, str(len(mine)), str(len(fired)),
+                      "; ".join(f"{r['item']}: {', '.join(r['rules'])}" for r in fired) or "-"])
+    return ["right fixes", "checked", "break a rule", "which"], table, []
+
+
 def section(bench: str, path: Path, rows: list[dict]) -> tuple[list[str], list[list[str]], list[str]]:
     if bench == "realbugs":
         summary = realbugs_report.summarize(_last(rows, "id"))
@@ -85,6 +98,8 @@ def section(bench: str, path: Path, rows: list[dict]) -> tuple[list[str], list[l
     if bench == "reproduce":
         summary = realbugs_reproduce.summarize(_last(rows, "id"))
         return realbugs_reproduce.head(), realbugs_reproduce.table_rows(summary), []
+    if bench == "antipatterns":
+        return antipatterns_table(rows)
     return humanevalfix_table(rows)
 
 
