@@ -166,7 +166,9 @@ def test_a_dependency_that_does_not_resolve_is_one_clear_error_and_leaves_nothin
                               "requirements.txt"), message
     assert "No matching distribution found for fixbot-no-such-package-xyz==1.0" in message
     assert len(message.splitlines()) <= 17
-    assert {i.id for i in docker_client.images.list(all=True)} == images_before
+    new = [i for i in docker_client.images.list(all=True) if i.id not in images_before]
+    assert len(new) == 1 and len(new[0].tags) == 1 and new[0].tags[0].endswith("-failed"), new  # the marker alone
+    assert json.loads(new[0].labels["fixbot.failure"])["message"] == message
     assert leftovers(docker_client) == []
 
 
