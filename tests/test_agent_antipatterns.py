@@ -38,6 +38,10 @@ def test_a_deleted_raise_or_loop_update_is_named_and_a_changed_one_is_not():
     loop = "def f(n):\n    i = 0\n    while i < n:\n        i += 1\n    return i\n"
     assert anti_patterns(loop, loop.replace("        i += 1\n", "        pass\n")) == ("deletes-loop-update",)
     assert anti_patterns(loop, loop.replace("i += 1", "i += 2")) == ()
+    stub = 'def shorten(text, width):\n    """To be written."""\n    raise NotImplementedError("shorten")\n'
+    written = "def shorten(text, width):\n    return text if len(text) <= width else text[:width - 1] + '.'\n"
+    assert anti_patterns(stub, written) == ()  # a stub's body replaced: an implementation, not a deleted check
+    assert anti_patterns(stub.replace('("shorten")', ""), written) == ()
 
 
 def test_what_the_function_already_had_is_never_held_against_the_change():

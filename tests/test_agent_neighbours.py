@@ -62,7 +62,7 @@ def _repair(original_passes: bool):  # type: ignore[no-untyped-def]
 
 
 def test_the_vote_chooses_a_likely_neighbour_where_the_tests_pass_on_the_original():
-    """The model only ever answers `return 3`; the neighbour `abs(x)` joins the vote and is likelier."""
+    """The model only ever answers `return max(x, 0)`; the neighbour `abs(x)` joins the vote and is likelier."""
     result = _repair(original_passes=True)
     assert result.final_code == ABS
     assert result.selection.neighbours == 1 and result.selection.candidates == 2
@@ -72,5 +72,5 @@ def test_the_vote_chooses_a_likely_neighbour_where_the_tests_pass_on_the_origina
 
 def test_no_neighbours_are_sought_where_the_tests_fail_on_the_original():
     result = _repair(original_passes=False)
-    assert result.final_code == BUGGY.replace("return x", "return 3")
+    assert result.final_code == BUGGY.replace("return x", "return max(x, 0)")
     assert result.selection.neighbours == 0

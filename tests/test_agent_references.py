@@ -28,11 +28,11 @@ def test_the_fixes_that_meet_the_most_stay_unless_a_reference_meets_more():
 
 
 def test_references_that_agree_outweigh_the_likelier_fix():
-    """The model finds `return 3` the likelier body, and gives it three times; two of three references (written
-    from the docstring alone) pass the visible test and return abs(x) on the judge's inputs, so abs stays in the
-    choice and the constant does not."""
+    """The model finds `return max(x, 0)` the likelier body, and gives it three times; two of three references
+    (written from the docstring alone) pass the visible test and return abs(x) on the judge's inputs, so abs stays
+    in the choice and the clamp does not."""
     answers = [WEAK, WEAK, RIGHT, WEAK] + [REWRITE, WRONG, REWRITE]
-    result, llm = run(answers, Judge(), likelihoods={"abs(x)": -9.0, "return 3": -1.0}, references=3)
+    result, llm = run(answers, Judge(), likelihoods={"abs(x)": -9.0, "max(x, 0)": -1.0}, references=3)
     assert len(llm.calls) == 1 + EXTRA_ANSWERS + 3
     reference_prompt = llm.calls[-1][1].content
     assert "What it should do:" in reference_prompt and "return x" not in reference_prompt  # never the buggy code
@@ -55,9 +55,11 @@ def test_a_reference_is_chosen_when_no_fix_behaves_as_the_references_agree():
 
 def test_a_lone_reference_and_the_original_agree_where_the_bug_does_not_show():
     """Only one reference passes the visible test. The original (`return x`) is wrong only on negative inputs;
-    where it and the reference return the same (3, 0, 5), that is expected, and the only fix (`return 3`) meets
-    one of three: the reference takes its place (the visible test passes on the original, so its bug is narrow)."""
-    answers = [WEAK] * (1 + EXTRA_ANSWERS) + [REWRITE, WRONG, WRONG]
+    where it and the reference return the same (3, 0, 5), that is expected, and the only fix (`return min(x, 3)`)
+    meets two of three: the reference takes its place (the visible test passes on the original, so its bug is
+    narrow)."""
+    capped = "```python\ndef absolute(x):\n    return min(x, 3)\n```"
+    answers = [capped] * (1 + EXTRA_ANSWERS) + [REWRITE, WRONG, WRONG]
     result, _ = run(answers, Judge(), references=3, original_passes=True)
     assert "if x < 0:" in result.final_code
     s = result.selection
@@ -80,13 +82,13 @@ def test_where_the_original_passes_a_reference_that_repeats_it_gives_no_vote():
 
 def test_references_that_disagree_leave_the_choice_to_the_likelihood():
     answers = [WEAK, WEAK, RIGHT, WEAK] + [RIGHT, ALSO_WEAK, WEAK]  # all pass the visible test; no input agreed
-    result, _ = run(answers, Judge(own_inputs=(-2, 0)), likelihoods={"abs(x)": -9.0, "return 3": -1.0},
+    result, _ = run(answers, Judge(own_inputs=(-2, 0)), likelihoods={"abs(x)": -9.0, "max(x, 0)": -1.0},
                     references=3)
-    assert result.final_code == BUGGY.replace("return x", "return 3")
+    assert result.final_code == BUGGY.replace("return x", "return max(x, 0)")
     assert (result.selection.expected, result.selection.rewritten) == (0, False)
 
 
 def test_without_references_nothing_more_is_asked():
-    result, llm = run([WEAK, WEAK, RIGHT, WEAK], Judge(), likelihoods={"abs(x)": -9.0, "return 3": -1.0})
+    result, llm = run([WEAK, WEAK, RIGHT, WEAK], Judge(), likelihoods={"abs(x)": -9.0, "max(x, 0)": -1.0})
     assert len(llm.calls) == 1 + EXTRA_ANSWERS and result.selection.references == 0
-    assert result.final_code == BUGGY.replace("return x", "return 3")
+    assert result.final_code == BUGGY.replace("return x", "return max(x, 0)")

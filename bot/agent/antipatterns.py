@@ -11,7 +11,8 @@ One rule per class of wrong fix:
                        and the function did not, and whose body returns a literal: the fix answers the test's
                        input, not the bug (a new branch that computes its answer, or a threshold like
                        `count > 2`, is how many real bugs are fixed, and is not named);
-  deletes-check        a `raise` or `assert` of the function removed: the path the failure points at, deleted;
+  deletes-check        a `raise` or `assert` of the function removed: the path the failure points at, deleted
+                       (a stub's `raise NotImplementedError`, which an implementation replaces, is not a check);
   deletes-loop-update  an assignment to a name a `while` loop's test reads removed from the loop's body.
 
 In: the function's source before and after (one span, dedented or not), and the failing tests' source. Out: the
@@ -146,8 +147,16 @@ def _special_cases(before: ast.Module, after: ast.Module, tests: str) -> bool:
     return False
 
 
+def _placeholder(node: ast.AST) -> bool:
+    """`raise NotImplementedError(...)`: a stub's body, which an implementation replaces, not a check."""
+    if not isinstance(node, ast.Raise) or node.exc is None:
+        return False
+    raised = node.exc.func if isinstance(node.exc, ast.Call) else node.exc
+    return isinstance(raised, ast.Name) and raised.id == "NotImplementedError"
+
+
 def _checks(tree: ast.AST) -> Counter[str]:
-    return _dumps(n for n in ast.walk(tree) if isinstance(n, (ast.Raise, ast.Assert)))
+    return _dumps(n for n in ast.walk(tree) if isinstance(n, (ast.Raise, ast.Assert)) and not _placeholder(n))
 
 
 def _deletes_check(before: ast.AST, after: ast.AST) -> bool:
