@@ -18,6 +18,7 @@ from pathlib import Path
 
 import realbugs_report
 import realbugs_reproduce
+from realbugs_corpus import DEFAULT_DATA, BenchError, load_manifest
 from rows import REPO, RESULTS
 
 README = REPO / "README.md"
@@ -91,13 +92,25 @@ def antipatterns_table(rows: list[dict]) -> tuple[list[str], list[list[str]], li
     return ["right fixes", "checked", "break a rule", "which"], table, []
 
 
+def _so_far(rows: list[dict]) -> list[str]:
+    """A run cut into --part slices across sessions says how far it has come."""
+    try:
+        total = len(load_manifest(DEFAULT_DATA))
+    except BenchError:  # no corpus beside the repository: the table alone
+        return []
+    done = len(_last(rows, "id"))
+    return [f"{done} of {total} bugs so far: a run in `--part K/N` slices at one commit, the rest to come"] \
+        if done < total else []
+
+
 def section(bench: str, path: Path, rows: list[dict]) -> tuple[list[str], list[list[str]], list[str]]:
     if bench == "realbugs":
         summary = realbugs_report.summarize(_last(rows, "id"))
-        return realbugs_report.head(), realbugs_report.table_rows(summary), realbugs_report.notes(summary)
+        return realbugs_report.head(), realbugs_report.table_rows(summary), \
+            _so_far(rows) + realbugs_report.notes(summary)
     if bench == "reproduce":
         summary = realbugs_reproduce.summarize(_last(rows, "id"))
-        return realbugs_reproduce.head(), realbugs_reproduce.table_rows(summary), []
+        return realbugs_reproduce.head(), realbugs_reproduce.table_rows(summary), _so_far(rows)
     if bench == "antipatterns":
         return antipatterns_table(rows)
     return humanevalfix_table(rows)

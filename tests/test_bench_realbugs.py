@@ -380,6 +380,7 @@ def test_the_tables_come_from_the_newest_rows_and_rewrite_readmes_section(tmp_pa
     text = readme.read_text()
     assert "\nold\n" not in text and text.endswith(f"{tables.END}\n\nmore\n")
     assert "| dev · youtube-dl | 4 | 4 | 2 | 0.500 |" in text and "commit abc1234" in text
+    assert f"{len({r['id'] for r in ROWS})} of 123 bugs so far: a run in `--part K/N` slices" in text
     assert "| 2 | 1 | 0.500 | 1 | 0 | 0 | 0 |" in text and "bench/humanevalfix.py --protocol tests" in text
     assert "proj-7" not in text
 
