@@ -24,7 +24,7 @@ def _git(*args: str) -> str:
 
 def code_commit() -> str:
     """The commit the bench's fixbot runs, with +dirty when its code differs from it."""
-    dirty = _git("status", "--porcelain", "--", *CODE)
+    dirty = _git("status", "--porcelain", "--", *CODE, ":!bench/results")  # rows are what a run writes, not code
     return _git("rev-parse", "--short=7", "HEAD") + ("+dirty" if dirty else "")
 
 

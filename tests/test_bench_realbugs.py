@@ -359,6 +359,22 @@ def test_rows_go_to_bench_results_at_a_clean_commit_and_beside_the_run_otherwise
     assert len(commit.removesuffix("+dirty")) == 7
 
 
+def test_a_commit_is_dirty_for_changed_code_and_not_for_rows_written_beside_it(tmp_path, monkeypatch):
+    import rows
+    (tmp_path / "bench" / "results").mkdir(parents=True)
+    (tmp_path / "bench" / "x.py").write_text("x = 1\n")
+    git("init", "-q", cwd=tmp_path)
+    git("add", "-A", cwd=tmp_path)
+    git("commit", "-qm", "c", cwd=tmp_path)
+    monkeypatch.setattr(rows, "REPO", tmp_path)
+    clean = rows.code_commit()
+    assert len(clean) == 7 and "+" not in clean
+    (tmp_path / "bench" / "results" / f"reproduce-{clean}.jsonl").write_text("{}\n")  # rows of a run: still clean
+    assert rows.code_commit() == clean
+    (tmp_path / "bench" / "x.py").write_text("x = 2\n")
+    assert rows.code_commit() == clean + "+dirty"
+
+
 def test_the_tables_come_from_the_newest_rows_and_rewrite_readmes_section(tmp_path, monkeypatch):
     results = tmp_path / "results"
     results.mkdir()
