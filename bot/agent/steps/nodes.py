@@ -112,10 +112,12 @@ def answered(node: Node, done: Completion, temp: float, code: str | None, proble
                    prompt_eval_s=done.prompt_eval_s + before.prompt_eval_s)
 
 
+_RECORDED_AS: dict[Problem, Outcome] = {"repeat": "repeat", "signature": "signature", "refused": "refused"}
+
+
 def unusable(problem: Problem) -> Outcome:
-    """The outcome an answer that cannot be tested is recorded with."""
-    return "repeat" if problem == "repeat" else "signature" if problem == "signature" else \
-        "refused" if problem == "refused" else "syntax"
+    """The outcome an answer that cannot be tested is recorded with (every other problem: `syntax`)."""
+    return _RECORDED_AS.get(problem, "syntax")
 
 
 def candidate(node: Node, done: Completion, temp: float, code: str | None, problem: Problem | None, detail: str,
