@@ -12,7 +12,7 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
-from bot.agent.options import FIX_REPAIR, MAX_SAMPLES, Choice, RepairOptions
+from bot.agent.options import FIX_REPAIR, MAX_SAMPLES, Choice, EditFormat, RepairOptions
 from bot.agent.types import AgentName
 from bot.errors import UserError
 from bot.fix.options import FixOptions
@@ -41,12 +41,14 @@ class Config:
     agent: AgentName = FIX_REPAIR.agent  # the repair design
     samples: int = FIX_REPAIR.samples  # answers per model call (thought-patch: plans), tested in one batch
     choose: Choice = FIX_REPAIR.choose  # of several candidates that pass: the first found, or the model's likeliest
+    edits: EditFormat = FIX_REPAIR.edits  # the reflect design's answers: whole functions, SEARCH/REPLACE blocks, auto
     python: str = ""  # the Python the tests run on ("3.9"); empty: from the failing job, .python-version, ...
     setup: tuple[str, ...] = ()  # shell commands that install the test environment, instead of inferring it
 
     def repair(self) -> RepairOptions:
         """The file's repair keys as the agent's options."""
         return dataclasses.replace(FIX_REPAIR, agent=self.agent, samples=self.samples, choose=self.choose,
+                                   edits=self.edits,
                                    budgets=dataclasses.replace(FIX_REPAIR.budgets, iterations=self.iterations),
                                    search=FIX_REPAIR.search if self.search else None)
 
@@ -117,7 +119,7 @@ def load_file(path: Path) -> Config:
 # Action input name -> config key; inputs arrive as strings (INPUT_<NAME> in the environment, hyphens kept)
 INPUTS = {"model": "model", "api-base": "api-base", "test-command": "test-command", "max-iterations": "iterations",
           "labels": "labels", "draft": "draft", "allow-forks": "allow-forks", "dry-run": "dry-run",
-          "search": "search", "agent": "agent", "samples": "samples", "choose": "choose",
+          "search": "search", "agent": "agent", "samples": "samples", "choose": "choose", "edits": "edits",
           "test-timeout": "test-timeout", "python": "python", "setup": "setup"}
 LINES = {"setup"}  # list keys whose input is one item per line (a shell command may hold commas)
 

@@ -40,9 +40,10 @@ class TaskResult:
 
 
 RUN_KEYS = ("model", "protocol", "iterations", "schedule", "data", "search", "agent", "few_shot", "samples",
-            "task_seconds", "vote")
+            "task_seconds", "vote", "edits")
 # what a run.json written before these keys existed meant
-RUN_DEFAULTS = {"agent": "reflect", "few_shot": False, "samples": 1, "task_seconds": 600.0, "vote": False}
+RUN_DEFAULTS = {"agent": "reflect", "few_shot": False, "samples": 1, "task_seconds": 600.0, "vote": False,
+                "edits": "whole"}
 
 
 class ResultsFile:

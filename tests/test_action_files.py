@@ -36,8 +36,8 @@ def test_action_metadata_validates():
     assert proc.returncode == 0, proc.stdout + proc.stderr
     inputs = yaml.safe_load((REPO / "action.yml").read_text())["inputs"]
     assert {"github-token", "model", "api-base", "api-key", "test-command", "max-iterations", "run-id", "config",
-            "draft", "labels", "dry-run", "allow-forks", "search", "agent", "samples", "choose", "test-timeout",
-            "python", "setup"} == set(inputs)
+            "draft", "labels", "dry-run", "allow-forks", "search", "agent", "samples", "choose", "edits",
+            "test-timeout", "python", "setup"} == set(inputs)
 
 
 def test_inputs_of_config_keys_default_to_empty_so_the_config_file_decides():

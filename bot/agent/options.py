@@ -11,6 +11,12 @@ Schedule = Literal["rising", "falling"]
 SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
 Choice = Literal["first", "likeliest"]
 CHOICES: tuple[Choice, ...] = ("first", "likeliest")
+# How the reflect design asks for a candidate: the whole corrected function, or SEARCH/REPLACE blocks of the lines to
+# change (bot/agent/source/edit_blocks.py); "auto": blocks for a target longer than BLOCKS_FROM lines (docstring
+# aside), whose whole rewrite would not fit one answer's tokens. An answer in either form is read either way.
+EditFormat = Literal["auto", "whole", "blocks"]
+EDIT_FORMATS: tuple[EditFormat, ...] = ("auto", "whole", "blocks")
+BLOCKS_FROM = 25
 SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly sensible code
 # fixbot fix / ci ask for this many answers per call: the prompt is evaluated once and each extra answer costs only
 # its own tokens, so several answers per call fix more than one for little more time (bench/RESULTS.md)
@@ -52,6 +58,7 @@ class RepairOptions:
     samples: int = 1
     search: SearchOptions | None = None  # mutation search around the original and each failing candidate
     schedule: Schedule = "rising"  # temperature over the iterations
+    edits: EditFormat = "auto"  # the reflect design's answers: whole functions or SEARCH/REPLACE blocks
     few_shot: bool = False  # common bug patterns, with fixes, in the system prompt
     # without a judge (`fixbot fix`), which of several candidates that pass the tests to keep: "first", the one the
     # run found first (the search's fewest changed lines); "likeliest", the one the model finds likeliest after the

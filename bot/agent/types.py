@@ -14,7 +14,8 @@ AgentName = Literal["reflect", "thought-patch", "tool-call"]
 AGENTS: tuple[AgentName, ...] = ("reflect", "thought-patch", "tool-call")
 # "written": an answer that wrote asserts for the choice (node "asserts"), not code to test; "scored": the model read
 # the candidates for the choice (node "score")
-Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat", "refused", "written", "scored"]
+Outcome = Literal["passed", "failed", "timeout", "syntax", "signature", "repeat", "refused", "unapplied", "written",
+                  "scored"]
 Status = Literal["fixed", "not_fixed"]
 # who wrote a fix: the mutation search from the original alone, the model's candidate as it came, or the search one
 # edit away from a model's candidate (both took part)

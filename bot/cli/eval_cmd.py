@@ -13,6 +13,7 @@ from tqdm import tqdm
 from bot.agent.options import REFERENCES, SCHEDULES, RepairOptions, SearchOptions
 from bot.agent.types import AGENTS
 from bot.cli.options import (
+    add_edits_arg,
     add_model_args,
     add_samples_arg,
     add_sandbox_args,
@@ -89,10 +90,10 @@ def cmd_eval(args: argparse.Namespace) -> int:
            "schedule": args.schedule, "data": str(args.data.resolve()) if args.data else "hub",
            "search": asdict(search) if search else None, "agent": args.agent, "few_shot": args.few_shot,
            "samples": args.samples, "task_seconds": args.task_seconds, "vote": vote,
-           "references": references}
+           "references": references, "edits": args.edits}
     store = ResultsFile(out, run)
     options = RepairOptions(agent=args.agent, samples=args.samples, search=search, schedule=args.schedule,
-                            few_shot=args.few_shot, references=references,
+                            few_shot=args.few_shot, edits=args.edits, references=references,
                             budgets=replace(EVAL_REPAIR.budgets, iterations=args.iterations, wall_s=args.task_seconds))
     config = ReplayConfig(protocol=args.protocol, repair=options, seed=args.seed, vote=vote)
     already = len(set(store.load()) & {t.task_id for t in tasks})
@@ -141,6 +142,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         "root-cause plan, then JSON line edits applied by fixbot) or tool-call (the model calls "
                         "run_tests(code) itself; needs an openai: or llamacpp: model)")
     add_samples_arg(p, EVAL_REPAIR.samples)
+    add_edits_arg(p, EVAL_REPAIR.edits)
     p.add_argument("--few-shot", action="store_true",
                    help="put common bug patterns with their fixes in the system prompt (off by default)")
     p.add_argument("--schedule", choices=SCHEDULES, default=EVAL_REPAIR.schedule,

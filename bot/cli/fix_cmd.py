@@ -12,7 +12,7 @@ from pathlib import Path
 from bot.agent.options import CHOICES, FIX_REPAIR
 from bot.agent.types import AGENTS
 from bot.checkout.repository import DEFAULT_MAX_MB, commit_date, load_checkout
-from bot.cli.options import add_model_args, add_samples_arg, check_samples
+from bot.cli.options import add_edits_arg, add_model_args, add_samples_arg, check_samples
 from bot.environment.prepare import EnvRequest
 from bot.errors import UserError
 from bot.failures import parse_ci_log
@@ -94,7 +94,7 @@ def cmd_fix(args: argparse.Namespace) -> int:
                          repair=replace(FIX_REPAIR, agent=args.agent, samples=args.samples,
                                         budgets=replace(FIX_REPAIR.budgets, iterations=args.iterations),
                                         search=None if args.no_search else FIX_REPAIR.search,
-                                        choose=args.choose))
+                                        choose=args.choose, edits=args.edits))
     out = Path(args.out).expanduser() if args.out else default_out(checkout.root)
     _say(f"fixbot fix {checkout.root} ({len(checkout.files)} files)")
     if options.log_failures:
@@ -151,6 +151,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                         help="the repair design: reflect (default), thought-patch or tool-call "
                              "(see fixbot eval --help)")
     add_samples_arg(parser, FIX_REPAIR.samples)
+    add_edits_arg(parser, FIX_REPAIR.edits)
     parser.add_argument("--no-search", action="store_true",
                         help="skip the mutation search (one-edit variants of the function, and of each failing model "
                              "candidate, run against the failing tests before and between model calls)")

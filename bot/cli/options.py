@@ -5,7 +5,7 @@ import argparse
 import contextlib
 from collections.abc import Iterator
 
-from bot.agent.options import MAX_SAMPLES, SAMPLE_TEMPERATURE
+from bot.agent.options import BLOCKS_FROM, EDIT_FORMATS, MAX_SAMPLES, SAMPLE_TEMPERATURE, EditFormat
 from bot.errors import UserError
 from bot.llm import DEFAULT_MODEL, LLM, open_llm, parse_model_spec
 from bot.llm.llamacpp_backend import available_cores
@@ -46,6 +46,15 @@ def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
                              f"schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one sandbox batch; the "
                              "passing one with the fewest changed lines wins. The prompt is cached, so each extra "
                              f"answer costs only its own tokens (at most {MAX_SAMPLES})")
+
+
+def add_edits_arg(parser: argparse.ArgumentParser, default: EditFormat) -> None:
+    """--edits: how the reflect design asks the model for a candidate."""
+    parser.add_argument("--edits", choices=EDIT_FORMATS, default=default,
+                        help="what the reflect design asks the model for: whole (the corrected function, written out), "
+                             "blocks (SEARCH/REPLACE blocks of only the lines to change, which may be in two places) "
+                             f"or auto (default {default}: blocks for code longer than {BLOCKS_FROM} lines, whose "
+                             "whole rewrite would not fit one answer). An answer in either form is read either way")
 
 
 def check_samples(args: argparse.Namespace) -> None:

@@ -14,7 +14,9 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from bot.agent.context import REPEAT_BOOST, AgentContext
-from bot.agent.source.code import code_hash, extract_function
+from bot.agent.options import BLOCKS_FROM
+from bot.agent.source.code import code_hash, extract_function, split_docstring
+from bot.agent.source.edit_blocks import apply_blocks
 from bot.agent.state import END, AgentState, Problem
 from bot.agent.steps import prompts
 from bot.agent.steps.nodes import Graph, add_samples, ask_many, candidate, spent
@@ -22,9 +24,19 @@ from bot.agent.types import Node
 from bot.llm.types import Completion, Message
 
 
+def asks_blocks(ctx: AgentContext) -> bool:
+    """Whether the prompts ask for SEARCH/REPLACE blocks rather than the whole corrected code (RepairOptions.edits)."""
+    if ctx.options.edits != "auto":
+        return ctx.options.edits == "blocks"
+    return len(split_docstring(ctx.target.source)[0].strip("\n").splitlines()) > BLOCKS_FROM
+
+
 def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0) -> AgentState:
+    # blocks are written against the attempt the prompt shows, else against the original; either form is read
+    bases = tuple(dict.fromkeys((state.get("current") or ctx.target.source, ctx.target.source)))
+
     def parse(done: Completion) -> tuple[str | None, Problem | None, str]:
-        got = extract_function(done.text, ctx.target.name, ctx.target.source)
+        got = apply_blocks(done.text, bases) or extract_function(done.text, ctx.target.name, ctx.target.source)
         return got.code, got.problem, got.detail
 
     (done, temp), *extra = ask_many(messages, state, ctx, range(ctx.options.samples), boost)
@@ -34,13 +46,13 @@ def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentConte
 
 def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
-    return _ask("draft", prompts.draft(ctx.target, ctx.briefing, state.get("hints", [])), state, ctx)
+    return _ask("draft", prompts.draft(ctx.target, ctx.briefing, state.get("hints", []), asks_blocks(ctx)), state, ctx)
 
 
 def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     messages = prompts.reflect(ctx.target, ctx.briefing, state["current"], state["feedback"], state["attempts"],
-                               state.get("hints", []))
+                               state.get("hints", []), asks_blocks(ctx))
     return _ask("reflect", messages, state, ctx)
 
 
@@ -49,14 +61,15 @@ def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     pending = state.get("pending")
     same_as = state["seen"].get(code_hash(pending.code)) if pending and pending.code else None
     feedback = state.get("feedback") or ctx.briefing.summary
-    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"])
+    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"], asks_blocks(ctx))
     return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
 
 
 def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     pending = state["pending"]
-    return _ask("syntax", prompts.syntax(ctx.target, ctx.briefing, pending.detail if pending else ""), state, ctx)
+    detail = pending.detail if pending else ""
+    return _ask("syntax", prompts.syntax(ctx.target, ctx.briefing, detail, asks_blocks(ctx)), state, ctx)
 
 
 def route_candidate(state: AgentState,

@@ -9,7 +9,8 @@ from dataclasses import dataclass
 from typing import Literal
 
 FENCE = re.compile(r"```[ \t]*(?:python3?|py)?[ \t]*\n(.*?)(?:```|\Z)", re.S | re.I)
-ExtractProblem = Literal["syntax", "signature", "missing"]  # why an answer holds no usable code
+ExtractProblem = Literal["syntax", "signature", "missing", "edit"]  # why an answer holds no usable code (edit:
+# SEARCH/REPLACE blocks that do not apply, source/edit_blocks.py)
 
 
 @dataclass(frozen=True)

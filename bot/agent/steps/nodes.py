@@ -112,7 +112,8 @@ def answered(node: Node, done: Completion, temp: float, code: str | None, proble
                    prompt_eval_s=done.prompt_eval_s + before.prompt_eval_s)
 
 
-_RECORDED_AS: dict[Problem, Outcome] = {"repeat": "repeat", "signature": "signature", "refused": "refused"}
+_RECORDED_AS: dict[Problem, Outcome] = {"repeat": "repeat", "signature": "signature", "refused": "refused",
+                                        "edit": "unapplied"}
 
 
 def unusable(problem: Problem) -> Outcome:

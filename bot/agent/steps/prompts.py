@@ -42,6 +42,21 @@ Reply with the whole function in one ```python code block and nothing else: no e
 Keep the function's name; give it the parameters the tests call it with.
 Use only the standard library; import what you need inside the function."""
 
+# A long function (bot/agent/options.py, BLOCKS_FROM) does not fit one answer written out whole: the model writes only
+# the lines it changes, as SEARCH/REPLACE blocks (bot/agent/source/edit_blocks.py), for every kind of target.
+BLOCKS_SYSTEM = """You repair buggy Python code so that its tests pass.
+The bug is small: usually one line, often a wrong operator, constant, variable, argument, call or condition;
+sometimes a missing statement or branch.
+Reply only with SEARCH/REPLACE blocks, one for each place you change, like this:
+<<<<<<< SEARCH
+        if count > limit:
+=======
+        if count >= limit:
+>>>>>>> REPLACE
+SEARCH holds the lines to change, copied exactly as they read in the code, with their indentation; add the line
+before or after when the lines could be mistaken for others. REPLACE holds what they become.
+No explanation, no tests. Keep names and parameters. Change as little as possible."""
+
 MAX_TEST_LINES = 40
 
 # Optional (--few-shot): common bug patterns with their fixes, appended to every design's system prompt.
@@ -65,7 +80,9 @@ def _clip(text: str, max_lines: int) -> str:
     return "\n".join(lines[:max_lines] + more)
 
 
-def _system(target: Target) -> str:
+def _system(target: Target, blocks: bool = False) -> str:
+    if blocks:
+        return BLOCKS_SYSTEM
     if unwritten(target.source):
         return WRITE_SYSTEM
     kind = target_kind(target.source)
@@ -85,7 +102,9 @@ def _what(target: Target) -> str:
     return f"{'function' if kind == 'function' else 'assignment to'} `{target.name}`"
 
 
-def _reply(target: Target) -> str:
+def _reply(target: Target, blocks: bool = False) -> str:
+    if blocks:
+        return f"Reply with the SEARCH/REPLACE blocks that fix the {_what(target)}."
     each = ", each whole in its own ```python block" if target_kind(target.source) == "functions" else ""
     return f"Reply with the corrected {_what(target)}{each}."
 
@@ -187,31 +206,41 @@ def seen_label(seen: Seen) -> str:
             "sample": "another answer to the same prompt"}[seen.kind]
 
 
-def draft(target: Target, briefing: Briefing, hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
-    return [Message("system", _system(target)),
+def draft(target: Target, briefing: Briefing, hints: list[str] = (),  # type: ignore[assignment]
+          blocks: bool = False) -> list[Message]:
+    return [Message("system", _system(target, blocks)),
             Message("user", f"{_task(target, briefing)}\n\nThe tests fail:\n{briefing.summary.strip()}\n"
-                            f"{_hints(target, list(hints))}\n{_reply(target)}")]
+                            f"{_hints(target, list(hints))}\n{_reply(target, blocks)}")]
 
 
 def _follow_up(target: Target, briefing: Briefing, situation: str, attempts: list[Attempt], ask: str,
-               hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
+               hints: list[str] = (), blocks: bool = False) -> list[Message]:  # type: ignore[assignment]
     """A revision request: the task (a stable prefix), what just happened, earlier attempts, what to do."""
     tried = history(target, attempts)
-    return [Message("system", _system(target)),
+    return [Message("system", _system(target, blocks)),
             Message("user", f"{_task(target, briefing)}\n\n{situation.strip()}\n" + (f"\n{tried}\n" if tried else "")
-                    + _hints(target, list(hints)) + f"\n{ask} {_reply(target)}")]
+                    + _hints(target, list(hints)) + f"\n{ask} {_reply(target, blocks)}")]
+
+
+def _shown(target: Target, current: str, blocks: bool) -> str:
+    """An attempt as a revision request shows it: whole, or, when the answer is blocks, as its changes to the code
+    above (a long function is not repeated; blocks may be written against either)."""
+    if not blocks:
+        return fence(split_docstring(current)[0])
+    diff = difflib.unified_diff(target.source.splitlines(), current.splitlines(), lineterm="", n=1)
+    return "```diff\n" + "\n".join(line for line in diff if not line.startswith(("---", "+++", "@@"))) + "\n```"
 
 
 def reflect(target: Target, briefing: Briefing, current: str, feedback: str, attempts: list[Attempt],
-            hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
-    situation = f"This attempt still fails:\n{fence(split_docstring(current)[0])}\n{feedback.strip()}"
+            hints: list[str] = (), blocks: bool = False) -> list[Message]:  # type: ignore[assignment]
+    situation = f"This attempt still fails:\n{_shown(target, current, blocks)}\n{feedback.strip()}"
     ask = "Find the real bugs: one in each function." if target_kind(target.source) == "functions" else \
         "Find what it gets wrong and write it again." if unwritten(target.source) else "Find the real bug."
-    return _follow_up(target, briefing, situation, attempts, ask, hints)
+    return _follow_up(target, briefing, situation, attempts, ask, hints, blocks)
 
 
 def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: str,
-           attempts: list[Attempt]) -> list[Message]:
+           attempts: list[Attempt], blocks: bool = False) -> list[Message]:
     original = same_as is not None and same_as.kind == "original"
     if original and target_kind(target.source) == "functions":
         caller, *helpers = function_names(target.source)
@@ -230,10 +259,14 @@ def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: s
         earlier = seen_label(same_as) if same_as is not None else "an earlier attempt"
         situation = f"Your answer was the same code as {earlier}, which fails:\n{feedback.strip()}"
         ask = "That change does not fix it. Read the docstring and the failing test again and find a different bug."
-    return _follow_up(target, briefing, situation, attempts, ask)
+    return _follow_up(target, briefing, situation, attempts, ask, blocks=blocks)
 
 
-def syntax(target: Target, briefing: Briefing, problem: str) -> list[Message]:
+def syntax(target: Target, briefing: Briefing, problem: str, blocks: bool = False) -> list[Message]:
+    if blocks:
+        return [Message("system", BLOCKS_SYSTEM),
+                Message("user", f"{_task(target, briefing)}\n\nYour last answer could not be used: {problem.strip()}"
+                                f"\n\nReply with the corrected SEARCH/REPLACE blocks.")]
     same = {"function": "in one ```python block, with the same name and parameters",
             "functions": "each in its own ```python block, with the same names and parameters",
             "assignment": "in one ```python block, assigning the same names"}[target_kind(target.source)]
