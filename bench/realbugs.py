@@ -229,7 +229,8 @@ def parse_args(argv: list[str] | None) -> Namespace:
     parser.add_argument("--model", default=DEFAULT_MODEL, metavar="SPEC",
                         help=f"fixbot's --model (default {DEFAULT_MODEL})")
     parser.add_argument("--fixbot-args", default="", metavar="ARGS",
-                        help='more arguments for `fixbot fix`, one string, e.g. "--agent thought-patch --no-search"')
+                        help='more arguments for `fixbot fix`, one string, e.g. "--agent thought-patch --no-search" '
+                             '(one flag alone needs the = form: --fixbot-args=--no-search)')
     parser.add_argument("--data", type=Path, default=DEFAULT_DATA,
                         help="the realbugs directory (manifest.jsonl, bundles)")
     parser.add_argument("--out", type=Path, default=Path.home() / ".cache" / "fixbot" / "bench-realbugs",

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from bot.fix.result import BestAttempt, FixResult
 from bot.fix.types import EnvCause
+from bot.fix.verify.model_account import attempt_lines, model_summary
 
 
 def _fence(text: str, lang: str = "") -> str:
@@ -56,14 +57,9 @@ def to_markdown(result: FixResult) -> str:
         lines += ["## Patch", "", _fence(result.diff, "diff"), ""]
     if result.best:
         lines += _best_lines(result.best)
-    if result.repairs:
-        lines += ["## Attempts", "", "| target | attempt | node | outcome | tokens | seconds |",
-                  "|---|---|---|---|---|---|"]
-        for repair in result.repairs:
-            for a in repair.attempts:
-                lines.append(f"| {repair.where} | {a.iteration} | {a.node} | "
-                             f"{a.outcome} | {a.prompt_tokens}+{a.completion_tokens} | {a.latency_s:.1f} |")
-        lines.append("")
+    if result.status != "fixed":
+        lines += model_summary(result.repairs, result.model)
+    lines += attempt_lines(result.repairs)
     rounds = [(repair, r) for repair in result.repairs for r in repair.searches]
     if rounds:
         lines += ["## Mutation search", "", "| target | around | mutants | passed the tests | found | seconds |",

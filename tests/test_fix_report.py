@@ -1,0 +1,38 @@
+"""report.md's account of what the model tried: each answer's change, its outcome and why it failed, and for a run
+the model did not fix, a summary of how its answers failed."""
+from __future__ import annotations
+
+import dataclasses
+
+from bot.agent.types import Attempt
+from bot.fix.verify.report import to_markdown
+
+from .test_github_publish import BEFORE, fix_result
+
+
+def _attempt(i: int, node: str, code: str | None, outcome: str, feedback: str) -> Attempt:
+    return Attempt(iteration=i, node=node, code=code, outcome=outcome, feedback=feedback, prompt_tokens=100,  # type: ignore[arg-type]
+                   completion_tokens=20, latency_s=1.0, temperature=0.0)
+
+
+def test_a_run_the_model_did_not_fix_says_how_each_answer_failed():
+    wrong = BEFORE.replace("if score > 90:", "if score > 89:")
+    attempts = (_attempt(1, "draft", wrong, "failed", "tests/t.py:5: in test\nE  assert 'C' == 'A'\n"),
+                _attempt(2, "syntax", None, "unapplied", "The SEARCH block matches no lines of the code: the code "
+                                                          "has no line `if mark > 90:`."),
+                _attempt(3, "repeat", wrong, "repeat", "attempt 1"))
+    base = fix_result(status="not_fixed")
+    repair = dataclasses.replace(base.repairs[0], status="not_fixed", stop_reason="iterations", attempts=attempts,
+                                 fixed=None)
+    md = to_markdown(dataclasses.replace(base, repairs=(repair,), diff=""))
+    assert "## What the model could not do" in md
+    assert "answered 3 times on 1 target(s) and no answer passed: " in md
+    assert "1 failed the tests" in md and "1 did not apply" in md and "1 repeated code already tried" in md
+    assert "- if score > 90:; + if score > 89:" in md and "assert 'C' == 'A'" in md
+    assert "has no line `if mark > 90:`" in md
+
+
+def test_a_fixed_run_lists_its_attempts_without_the_summary():
+    md = to_markdown(fix_result())
+    assert "## What the model could not do" not in md
+    assert "| 2 | reflect | - if score > 90:; + if score >= 90: | passed |  |" in md
