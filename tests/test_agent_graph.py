@@ -115,6 +115,15 @@ def test_iteration_budget_stops_the_loop():
     assert len(result.attempts) == 2 and len(llm.calls) == 2
 
 
+def test_repeats_are_not_charged_to_the_iteration_budget_but_the_calls_stay_bounded():
+    result, llm, harness = run([WRONG, WRONG, WRONG, FIXED], iterations=2)
+    assert result.status == "fixed" and [a.outcome for a in result.attempts] == ["failed", "repeat", "repeat",
+                                                                                 "passed"]
+    assert len(harness.checked) == 2  # two distinct candidates: what the budget of 2 buys
+    result, llm, _ = run([WRONG] * 6 + [FIXED], iterations=2)
+    assert result.status == "not_fixed" and result.stop_reason == "iterations" and len(llm.calls) == 4
+
+
 def test_answers_that_leave_the_function_unchanged_give_the_target_up():
     unchanged = f"```python\n{BUGGY}```"
     result, llm, harness = run([unchanged, WRONG, unchanged, FIXED], unchanged=2)

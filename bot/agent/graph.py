@@ -68,7 +68,7 @@ def repair(ctx: AgentContext) -> AgentResult:
     out = state
     shown = [0, 0]  # attempts and searches already reported through ctx.progress
     try:  # streamed so that a model failure or a stop mid-way still hands back the attempts made so far
-        limit = 6 * ctx.options.iterations + 10
+        limit = 12 * ctx.options.iterations + 10  # a few nodes per model call; repeats are not charged
         for values in build_graph(ctx.options.agent).stream(state, context=ctx, stream_mode="values",
                                                             config={"recursion_limit": limit}):
             out = cast(AgentState, values)  # stream_mode="values": each item is the whole state

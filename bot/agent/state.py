@@ -86,6 +86,7 @@ class Cost:
 
 class AgentState(TypedDict, total=False):
     iteration: int  # model calls so far
+    repeats: int  # of those, answers that repeated code already tried: not charged to the iteration budget (reflect)
     tokens: int  # prompt + completion tokens so far
     unchanged: int  # answers that were the original function unchanged (Budgets.unchanged)
     started: float  # time.monotonic() at the start

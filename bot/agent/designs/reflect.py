@@ -41,7 +41,11 @@ def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentConte
 
     (done, temp), *extra = ask_many(messages, state, ctx, range(ctx.options.samples), boost)
     update = candidate(node, done, temp, *parse(done), state, ctx)
-    return add_samples(update, extra, state, ctx, parse) if extra else update
+    update = add_samples(update, extra, state, ctx, parse) if extra else update
+    pending = update["pending"]
+    if pending is not None and pending.problem == "repeat":  # no new candidate: the budget buys distinct ones
+        update["repeats"] = state.get("repeats", 0) + 1
+    return update
 
 
 def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:

@@ -28,6 +28,7 @@ from bot.llm.errors import ToolsUnsupported
 from bot.llm.types import Completion, JsonLLM, ManyLLM, Message, Tool, ToolLLM
 
 MAX_HINTS = 4
+REPEAT_CALLS = 2  # model calls per unit of the iteration budget at most, where repeats are not charged
 Parse = Callable[[Completion], tuple[str | None, Problem | None, str]]  # an answer -> (code, problem, detail)
 Graph = StateGraph[AgentState, AgentContext, AgentState, AgentState]  # what each design's `wire` adds nodes to
 
@@ -228,7 +229,8 @@ def search(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
 
 def spent(state: AgentState, ctx: AgentContext) -> StopReason | None:
     b = ctx.options.budgets
-    if state["iteration"] >= b.iterations:
+    calls = state["iteration"]  # a repeat is not a candidate; the calls stay bounded all the same
+    if calls - state.get("repeats", 0) >= b.iterations or calls >= REPEAT_CALLS * b.iterations:
         return "iterations"
     if state["tokens"] >= b.tokens:
         return "tokens"
