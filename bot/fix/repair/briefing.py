@@ -14,6 +14,7 @@ from bot.agent.steps.prompts import MAX_TEST_LINES
 from bot.failures import Failure
 from bot.feedback import TIMEOUT_ERROR
 from bot.fix.locate.spans import function_spans, names_of
+from bot.fix.repair.callees import callee_signatures
 from bot.fix.repair.missing import is_stub
 from bot.fix.types import CodeTarget, TestRun
 
@@ -47,7 +48,9 @@ def _context(files: Mapping[str, bytes], targets: Sequence[CodeTarget]) -> str:
         if "." in qualname:
             cls = qualname.split(".")[-2]
             keep += [line.strip() for line in lines if re.match(rf"^\s*class\s+{re.escape(cls)}\b", line)][:1]
-    return "\n".join(dict.fromkeys(keep))
+    own = frozenset(q.rsplit(".", 1)[-1] for t in targets for q in names_of(t.qualname, t.kind))
+    called = [callee_signatures(files, t.path, _span_text(files, t), own) for t in targets]
+    return "\n".join([*dict.fromkeys(keep), *filter(None, called)])
 
 
 def agent_target(files: Mapping[str, bytes], *targets: CodeTarget) -> Target:
