@@ -40,6 +40,7 @@ import subprocess
 import sys
 import time
 from argparse import Namespace
+from collections import Counter
 from pathlib import Path
 
 import realbugs_report as fixing
@@ -120,6 +121,10 @@ def run_fixbot(cmd: list[str], out: Path, log: Path, args: Namespace) -> dict:
             "overran": overran, "model_calls": sum(len(r.get("attempts", ())) for r in repairs),
             "made_by": [r.get("made_by") or "?" for r in repairs if r.get("status") == "fixed"],
             "stubs_written": sum(bool(r.get("stub")) for r in repairs if r.get("status") == "fixed"),
+            # which search families made the kept fixes, and how every model answer ended (docs/agent.md)
+            "families": [s.get("family") or "?" for r in repairs if r.get("status") == "fixed"
+                         for s in r.get("searches", ()) if s.get("fixed")],
+            "outcomes": dict(Counter(a.get("outcome") for r in repairs for a in r.get("attempts", ()))),
             "patch": patch.read_text() if patch.exists() else ""}
 
 
@@ -283,7 +288,8 @@ def failed_row(bug: Bug, head: dict, config: dict, exc: Exception) -> dict:
     return {**head, **config, "id": bug.id, "project": bug.project, "split": bug.split, "verdict": "no verdict",
             "reproduced": None, "why_not_reproduced": "", "judge_error": error, "suite": {}, "exit_code": None,
             "status": "bench error", "message": "", "reason": error, "seconds": 0.0, "overran": False,
-            "model_calls": 0, "made_by": [], "stubs_written": 0, "patch_lines": 0, "patch_applies": None,
+            "model_calls": 0, "made_by": [], "families": [], "outcomes": {}, "stubs_written": 0, "patch_lines": 0,
+            "patch_applies": None,
             "exposing_pass": None, "regressions": [], "flaky_with_patch": [], "set_aside": {}, "files": [],
             "developer_files": [], "functions": [], "developer_functions": [], "same_functions": None,
             "anti_patterns": [],

@@ -63,7 +63,9 @@ def summarize(rows: list[dict]) -> dict:
             "no_verdict": {r["id"]: r["judge_error"] for r in dev if r["verdict"] == "no verdict"},
             "not_reproduced": {r["id"]: r["why_not_reproduced"] for r in dev if r["verdict"] == "not reproduced"},
             "holdout": dict(Counter(r["verdict"] for r in held)) | {"exit 2": sum(r["exit_code"] == 2 for r in held)},
-            "set_aside": dict(sum((Counter(r["set_aside"]) for r in rows), Counter()))}
+            "set_aside": dict(sum((Counter(r["set_aside"]) for r in rows), Counter())),
+            "families": dict(Counter(f for r in dev if r["verdict"] == "fixed" for f in r.get("families", ()))),
+            "outcomes": dict(sum((Counter(r.get("outcomes", {})) for r in rows), Counter()))}
 
 
 def _cell(value: object) -> str:
@@ -88,6 +90,12 @@ def notes(summary: dict) -> list[str]:
     lines += [f"exit 2 · {b}: {why}" for b, why in summary["exit2"].items()]
     lines += [f"no verdict · {b}: {why}" for b, why in summary["no_verdict"].items()]
     lines += [f"not reproduced · {b}: {why}" for b, why in summary["not_reproduced"].items()]
+    if summary.get("families"):
+        lines.append("search families of the dev fixes the search made: " +
+                     ", ".join(f"{k} {n}" for k, n in sorted(summary["families"].items(), key=lambda kn: -kn[1])))
+    if summary.get("outcomes"):
+        lines.append("model answers, over all bugs, by how they ended: " +
+                     ", ".join(f"{k} {n}" for k, n in sorted(summary["outcomes"].items(), key=lambda kn: -kn[1])))
     aside = summary["set_aside"]
     if aside:
         lines.append("tests set aside by the judge, over all bugs: " +

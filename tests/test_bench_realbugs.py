@@ -305,14 +305,15 @@ def row(bug_id: str, split: str = "dev", **fields) -> dict:
 
 ROWS = [
     row("youtube-dl-1", verdict="fixed", exit_code=0, made_by=["search"], identical=True, same_functions=True,
-        seconds=60.0),
+        seconds=60.0, families=["compare"], outcomes={"failed": 2, "unapplied": 1}),
     row("youtube-dl-2", verdict="fixed", exit_code=0, made_by=["model"], identical=False, same_functions=True,
         seconds=200.0),
     row("youtube-dl-3", verdict="regression accepted", exit_code=0, regressions=["t::a"], seconds=300.0),
     row("youtube-dl-4", exit_code=2, reason="fixbot: error: boom", seconds=5.0),
     row("httpie-1", verdict="not reproduced", reproduced=False, why_not_reproduced="network: t tries"),
     row("proj-7", split="holdout", verdict="not reproduced", reproduced=False, why_not_reproduced="environment: x"),
-    row("proj-8", split="holdout", verdict="fixed", exit_code=0, made_by=["search", "model"]),
+    row("proj-8", split="holdout", verdict="fixed", exit_code=0, made_by=["search", "model"], families=["call"],
+        outcomes={"failed": 1, "passed": 1}),
 ]
 
 
@@ -329,6 +330,8 @@ def test_the_summary_puts_dev_beside_holdout_per_project_and_counts_who_made_eac
     text = console_table(s)
     assert "proj-7" not in text and "proj-8" not in text  # the holdout only as counts
     assert "holdout, counted only: 1 fixed, 1 not reproduced" in text
+    assert "search families of the dev fixes the search made: compare 1" in text  # the holdout's not named
+    assert "model answers, over all bugs, by how they ended: failed 3, unapplied 1, passed 1" in text
 
 
 def test_recorded_bugs_are_skipped_unless_forced_and_a_row_file_holds_one_configuration(shared_data, tmp_path,
@@ -422,6 +425,7 @@ def test_the_bench_runs_fixbot_writes_a_row_per_bug_skips_it_next_time_and_stops
     assert (r["exit_code"], r["status"], r["verdict"], r["reproduced"]) == (0, "fixed", "fixed", True), r
     assert r["same_functions"] and r["identical"] and r["functions"] == ["calc.py::helper"]
     assert r["made_by"] == ["model"] and r["model_calls"] >= 1 and r["regressions"] == [] and not r["overran"]
+    assert r["families"] == [] and r["outcomes"].get("passed") == 1  # the model's fix, no search
     assert r["split"] == "dev" and r["suite"]["command"] == "pytest" and r["commit"] and r["date"]
     assert "[1/1] proj-1: FIXED · fixbot exit 0 (fixed)" in first.stderr  # progress on stderr with --json
     assert json.loads(first.stdout)["rows"]["dev · all"]["fixed"] == 1

@@ -131,6 +131,7 @@ class SearchRound:
     seconds: float
     hinted: int = 0  # passing mutants shown to the model instead (ambiguous under weak tests)
     around_model: bool = False  # the base was a model's candidate, not the original function
+    family: str = ""  # the winning edit's family (Mutant.operator, "first+second" for two edits): docs/agent.md
 
 
 @dataclass(frozen=True)

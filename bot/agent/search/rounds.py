@@ -66,7 +66,8 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     if not confirmed and options.second_order:
         bases = _moved(ranked, outcomes, evidence)[:options.second_order]
         seen = exclude | {code_hash(s) for s in sources}
-        second = [replace(m, description=f"{first.description}, then {m.description}")
+        second = [replace(m, description=f"{first.description}, then {m.description}",
+                          operator=f"{first.operator}+{m.operator}")
                   for first, moved in bases for m in skip_mutants(first.source, name, seen, moved)]
         confirmed = [m for m, o in zip(second, harness.check_many([m.source for m in second]) if second else [])
                      if o.passed]
@@ -74,6 +75,7 @@ def search(original: str, base: str, name: str, feedback: str, harness: Harness,
     confirmed.sort(key=_order(original, tests))
     record = SearchRound(base=label, candidates=tried, survivors=len(survivors), confirmed=len(to_confirm),
                          fixed=bool(confirmed), edit=confirmed[0].description if confirmed else "",
+                         family=confirmed[0].operator if confirmed else "",
                          seconds=round(time.monotonic() - started, 3))
     return [m.source for m in confirmed], record
 
