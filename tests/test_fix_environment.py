@@ -408,3 +408,14 @@ def test_a_project_that_does_not_build_is_left_out_and_the_rest_installed(docker
         assert versions(env.image, "six") == {"six": "1.16.0"}
     finally:
         docker_client.images.remove(env.image, force=True)
+
+
+def test_a_pinned_range_no_release_satisfies_is_loosened_and_said(built):
+    """An old pin whose releases the index no longer serves (packaging has none below 14.0): the nearest that
+    installs, said in the log; a requirement without a range is not loosened (its failure stays pip's)."""
+    lines: list[str] = []
+    project = checkout({"requirements-test.txt": "six==1.16.0\npackaging<1.0 ; python_version >= '3'\n" + unique()})
+    env = built(project, log=lines.append)
+    assert set(versions(env.image, "six", "packaging")) == {"six", "packaging"}
+    assert any("no release of packaging<1.0" in line and "installing packaging instead" in line for line in lines), \
+        lines

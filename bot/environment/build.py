@@ -17,11 +17,14 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
 import docker
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 
 from bot.checkout.repository import Checkout
-from bot.environment.dated import install_dated
+from bot.environment.dated import install_dated, unmatched
 from bot.environment.drift import Floor, ImportCheck, check_imports, pins_for
 from bot.environment.install.plan import BUILD_DIR, InstallPlan, InstallStep
+from bot.environment.install.relax import RELAX_SCRIPT, loosened, relaxed_argv, requirement_files
 from bot.environment.pip_settings import PipSettings
 from bot.errors import UserError
 from sandbox.builder import SRC, BuildBox, BuildSpec, CommandResult, build_box
@@ -97,13 +100,40 @@ def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str
 
 
 def _run_step(box: BuildBox, argv: Sequence[str], what: str, as_of: str | None, log: Callable[[str], None]) -> None:
-    """A step, as of a date when given (pip's installs only: bot/environment/dated.py)."""
-    if not as_of or tuple(argv[:4]) != (*PIP, "install"):
-        _run(box, argv, what)
+    """A step, as of a date when given (pip's installs only: bot/environment/dated.py); a pinned range that no
+    release on the index satisfies is loosened once (bot/environment/install/relax.py). A step that still fails
+    raises with pip's first failure."""
+    result = _step_result(box, argv, as_of, log)
+    if result.ok:
         return
-    result, _later = install_dated(lambda a: box.run(a, timeout_s=STEP_TIMEOUT_S, echo=True), argv, as_of, log)
-    if not result.ok:
+    relaxed = _relaxed(box, argv, unmatched(result.output), log)
+    if relaxed is None or not _step_result(box, relaxed, as_of, log).ok:
         raise _failure(what, result)
+
+
+def _step_result(box: BuildBox, argv: Sequence[str], as_of: str | None, log: Callable[[str], None]) -> CommandResult:
+    if as_of and tuple(argv[:4]) == (*PIP, "install"):
+        return install_dated(lambda a: box.run(a, timeout_s=STEP_TIMEOUT_S, echo=True), argv, as_of, log)[0]
+    return box.run(argv, timeout_s=STEP_TIMEOUT_S, echo=True)
+
+
+def _relaxed(box: BuildBox, argv: Sequence[str], requirement: str | None,
+             log: Callable[[str], None]) -> tuple[str, ...] | None:
+    """The pip command again with `requirement` loosened to its name, in the command and in the requirement files
+    it reads; None when there is nothing to loosen."""
+    loose = loosened(requirement)
+    if requirement is None or loose is None or tuple(argv[:4]) != (*PIP, "install"):
+        return None
+    again = relaxed_argv(argv, requirement)
+    files = requirement_files(argv)
+    name = canonicalize_name(Requirement(requirement).name)
+    changed = box.run(("python3", "-c", RELAX_SCRIPT, name, *files), timeout_s=60, echo=False).output.split() \
+        if files else []
+    if again == tuple(argv) and not changed:
+        return None
+    log(f"environment: no release of {requirement} is on the index; installing {loose} instead, the nearest that "
+        "installs (a test that needs the old release then fails as the environment's, not the code's)")
+    return again
 
 
 def _run(box: BuildBox, argv: Sequence[str], what: str, echo: bool = True) -> CommandResult:

@@ -150,6 +150,9 @@ def _next_attempt(tried: _Attempt, exc: DependencyInstallFailed, request: EnvReq
 
 
 FAILURE_LABEL = "fixbot.failure"  # on a marker: the failure's message and last line, as JSON
+# Raised whenever the build learns a new way past a failure (a loosened pin): a marker an older build left is then
+# tried again, where a built environment stays reusable.
+FAILURE_FORMAT = 2
 
 
 def _failed_before(client: docker.DockerClient, tag: str) -> tuple[DependencyInstallFailed, str] | None:
@@ -158,6 +161,8 @@ def _failed_before(client: docker.DockerClient, tag: str) -> tuple[DependencyIns
     for suffix, compiler in ((FAILED_COMPILER, True), (FAILED, False)):
         if image_exists(client, tag + suffix):
             saved = json.loads((client.images.get(tag + suffix).labels or {}).get(FAILURE_LABEL) or "{}")
+            if saved.get("format") != FAILURE_FORMAT:
+                continue
             return DependencyInstallFailed(saved.get("message") or f"the build of {tag} failed on an earlier run",
                                            last_line=saved.get("last_line") or "failed on an earlier run",
                                            needs_compiler=compiler), tag + suffix
@@ -172,7 +177,8 @@ def _mark_failed(client: docker.DockerClient, base: str, tag: str, exc: Dependen
     container = client.containers.create(base, command=["true"])
     try:
         container.commit(repository=repository, tag=name, conf={"Labels": {
-            FAILURE_LABEL: json.dumps({"message": str(exc), "last_line": exc.last_line})}})
+            FAILURE_LABEL: json.dumps({"message": str(exc), "last_line": exc.last_line,
+                                       "format": FAILURE_FORMAT})}})
     finally:
         container.remove(force=True)
 

@@ -1,0 +1,32 @@
+"""A pinned range no release satisfies, loosened to its name (bot/environment/install/relax.py): which requirement,
+which files, and the in-container rewrite, run here on real files."""
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from bot.environment.install.relax import RELAX_SCRIPT, loosened, relaxed_argv, requirement_files
+
+
+def test_only_a_requirement_with_a_range_is_loosened():
+    assert loosened("moto<1.0") == "moto"
+    assert loosened("boto3[crt]>=1,<1.2") == "boto3[crt]"
+    assert loosened("moto") is None and loosened("not a requirement!") is None and loosened(None) is None
+
+
+def test_the_files_a_pip_command_reads_and_a_requirement_on_it():
+    argv = ("python3", "-m", "pip", "install", "-r", ".fixbot-build/tox-deps.txt", "-rreq.txt",
+            "--requirement=/etc/x.txt", "Moto<1.0", "six==1.16.0")
+    assert requirement_files(argv) == [".fixbot-build/tox-deps.txt", "req.txt"]  # never outside the checkout
+    assert relaxed_argv(argv, "moto<1.0")[-2:] == ("moto", "six==1.16.0")
+
+
+def test_the_rewrite_keeps_every_other_line_and_each_lines_extras_and_marker(tmp_path):
+    path = tmp_path / "deps.txt"
+    path.write_text("nose\nmoto<1.0 ; python_version < '3.12'  # old api\nMoto_Ext>=2\nmoto-extra<1\n"
+                    "  moto [server] ==0.4.31\nmock<2.0\n")
+    done = subprocess.run([sys.executable, "-c", RELAX_SCRIPT, "moto", str(path)], capture_output=True, text=True,
+                          check=True)
+    assert done.stdout.strip() == str(path)
+    assert path.read_text() == ("nose\nmoto ; python_version < '3.12'  # old api\nMoto_Ext>=2\nmoto-extra<1\n"
+                                "  moto[server]\nmock<2.0\n")
