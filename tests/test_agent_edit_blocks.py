@@ -92,6 +92,13 @@ def test_a_long_function_is_asked_for_blocks_and_a_bad_block_is_explained_back()
     assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "unapplied"), ("syntax", "passed")]
     assert "SEARCH/REPLACE" in llm.calls[0][0].content
     assert "no line `return a - c`" in llm.calls[1][-1].content and "return a - b" in llm.calls[1][-1].content
+    assert "SEARCH/REPLACE" not in llm.calls[1][0].content  # after blocks that did not apply: the whole code
+
+
+def test_search_lines_unlike_any_of_the_code_are_not_answered_with_random_nearest_lines():
+    got = apply_blocks(block("        if count > limit:", "        if count >= limit:"), [CODE])
+    assert got is not None and got.problem == "edit"
+    assert "SEARCH must copy lines of the code you were given" in got.detail and "nearest" not in got.detail
 
 
 def test_a_short_function_is_asked_for_whole_unless_told_otherwise():

@@ -24,8 +24,13 @@ from bot.agent.types import Node
 from bot.llm.types import Completion, Message
 
 
-def asks_blocks(ctx: AgentContext) -> bool:
-    """Whether the prompts ask for SEARCH/REPLACE blocks rather than the whole corrected code (RepairOptions.edits)."""
+def asks_blocks(ctx: AgentContext, state: AgentState) -> bool:
+    """Whether the prompts ask for SEARCH/REPLACE blocks rather than the whole corrected code (RepairOptions.edits).
+    After an answer whose blocks did not apply, the next call asks for the whole code: a model that cannot quote
+    the code is asked for it in the other form, not the same way again."""
+    attempts = state["attempts"]
+    if attempts and attempts[-1].outcome == "unapplied":
+        return False
     if ctx.options.edits != "auto":
         return ctx.options.edits == "blocks"
     return len(split_docstring(ctx.target.source)[0].strip("\n").splitlines()) > BLOCKS_FROM
@@ -50,13 +55,14 @@ def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentConte
 
 def draft(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
-    return _ask("draft", prompts.draft(ctx.target, ctx.briefing, state.get("hints", []), asks_blocks(ctx)), state, ctx)
+    messages = prompts.draft(ctx.target, ctx.briefing, state.get("hints", []), asks_blocks(ctx, state))
+    return _ask("draft", messages, state, ctx)
 
 
 def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     messages = prompts.reflect(ctx.target, ctx.briefing, state["current"], state["feedback"], state["attempts"],
-                               state.get("hints", []), asks_blocks(ctx))
+                               state.get("hints", []), asks_blocks(ctx, state))
     return _ask("reflect", messages, state, ctx)
 
 
@@ -65,7 +71,7 @@ def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     pending = state.get("pending")
     same_as = state["seen"].get(code_hash(pending.code)) if pending and pending.code else None
     feedback = state.get("feedback") or ctx.briefing.summary
-    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"], asks_blocks(ctx))
+    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"], asks_blocks(ctx, state))
     return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
 
 
@@ -73,7 +79,7 @@ def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     pending = state["pending"]
     detail = pending.detail if pending else ""
-    return _ask("syntax", prompts.syntax(ctx.target, ctx.briefing, detail, asks_blocks(ctx)), state, ctx)
+    return _ask("syntax", prompts.syntax(ctx.target, ctx.briefing, detail, asks_blocks(ctx, state)), state, ctx)
 
 
 def route_candidate(state: AgentState,

@@ -30,6 +30,7 @@ _BLOCK = re.compile(r"^[ \t]*<{5,9}[ \t]*SEARCH[^\n]*\n(.*?)^[ \t]*={5,9}[ \t]*\
                     r"[^\n]*$|\Z)", re.S | re.M)
 _START = re.compile(r"^[ \t]*<{5,9}[ \t]*SEARCH", re.M)
 NEAREST = 6  # lines of the code shown back around the best near match
+LIKE = 0.6  # how alike (difflib's ratio) lines must be to be shown as what the model meant to copy
 
 
 @dataclass(frozen=True)
@@ -92,9 +93,11 @@ def _nearest(code: list[str], search: Sequence[str]) -> str:
     said = f"the code has no line `{missing.strip()}`" if missing else "those lines are not consecutive in the code"
     n = max(1, len(search))
     wanted = "\n".join(s.strip() for s in search)
-    best = max(range(max(1, len(code) - n + 1)),
-               key=lambda i: difflib.SequenceMatcher(None, wanted, "\n".join(c.strip() for c in code[i:i + n]))
-               .ratio())
+    ratios = [difflib.SequenceMatcher(None, wanted, "\n".join(c.strip() for c in code[i:i + n])).ratio()
+              for i in range(max(1, len(code) - n + 1))]
+    best = max(range(len(ratios)), key=ratios.__getitem__)
+    if ratios[best] < LIKE:  # nothing like it: lines from elsewhere (an example), not a slip in copying
+        return f"{said}; SEARCH must copy lines of the code you were given"
     lo, hi = max(0, best - 1), min(len(code), best + max(n, NEAREST - 1))
     return f"{said}. The nearest lines it has are:\n" + "\n".join(code[lo:hi])
 

@@ -47,15 +47,14 @@ Use only the standard library; import what you need inside the function."""
 BLOCKS_SYSTEM = """You repair buggy Python code so that its tests pass.
 The bug is small: usually one line, often a wrong operator, constant, variable, argument, call or condition;
 sometimes a missing statement or branch.
-Reply only with SEARCH/REPLACE blocks, one for each place you change, like this:
+Reply only with SEARCH/REPLACE blocks, one for each place you change, in this form:
 <<<<<<< SEARCH
-        if count > limit:
+(the lines of the code to change, copied exactly as they read there, with their indentation)
 =======
-        if count >= limit:
+(what those lines become)
 >>>>>>> REPLACE
-SEARCH holds the lines to change, copied exactly as they read in the code, with their indentation; add the line
-before or after when the lines could be mistaken for others. REPLACE holds what they become.
-No explanation, no tests. Keep names and parameters. Change as little as possible."""
+Copy into SEARCH only lines that are in the code you are given; add the line before or after when they could be
+mistaken for others. No explanation, no tests. Keep names and parameters. Change as little as possible."""
 
 MAX_TEST_LINES = 40
 
