@@ -110,3 +110,16 @@ def test_a_short_function_is_asked_for_whole_unless_told_otherwise():
                            options=RepairOptions(budgets=Budgets(iterations=1), edits=edits))
         assert repair(ctx).status == "fixed"  # a block is read either way
         assert ("SEARCH/REPLACE" in llm.calls[0][0].content) is asked
+
+
+def test_a_revision_in_blocks_names_the_attempts_change_in_words_not_as_a_diff():
+    wrong, good = block("    return a - b", "    return a * b"), block("    return a * b", "    return a + b")
+    llm = ScriptedLLM([wrong, good])
+    ctx = AgentContext(llm=llm, harness=AssertHarness(), target=Target("add", LONG),
+                       briefing=Briefing("assert add(2, 3) == 5\nE  assert -1 == 5"),
+                       options=RepairOptions(budgets=Budgets(iterations=3)))
+    result = repair(ctx)
+    assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "failed"), ("reflect", "passed")]
+    asked = llm.calls[1][-1].content
+    assert "The last attempt changed `return a - b` -> `return a * b` and still fails" in asked
+    assert "```diff" not in asked and result.final_code == LONG.replace("a - b", "a + b")  # built on the attempt

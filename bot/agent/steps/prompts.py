@@ -221,18 +221,20 @@ def _follow_up(target: Target, briefing: Briefing, situation: str, attempts: lis
                     + _hints(target, list(hints)) + f"\n{ask} {_reply(target, blocks)}")]
 
 
-def _shown(target: Target, current: str, blocks: bool) -> str:
-    """An attempt as a revision request shows it: whole, or, when the answer is blocks, as its changes to the code
-    above (a long function is not repeated; blocks may be written against either)."""
+def _failing(target: Target, current: str, feedback: str, blocks: bool) -> str:
+    """The latest attempt and its failure: the attempt whole, or, when the answer is blocks, the change it made to
+    the code above, in words (a long function is not repeated; shown as a diff, the model copied the diff into its
+    SEARCH lines)."""
     if not blocks:
-        return fence(split_docstring(current)[0])
-    diff = difflib.unified_diff(target.source.splitlines(), current.splitlines(), lineterm="", n=1)
-    return "```diff\n" + "\n".join(line for line in diff if not line.startswith(("---", "+++", "@@"))) + "\n```"
+        return f"This attempt still fails:\n{fence(split_docstring(current)[0])}\n{feedback.strip()}"
+    if current.strip() == target.source.strip():
+        return f"The code still fails:\n{feedback.strip()}"
+    return f"The last attempt changed {_edit(target.source, current)} and still fails:\n{feedback.strip()}"
 
 
 def reflect(target: Target, briefing: Briefing, current: str, feedback: str, attempts: list[Attempt],
             hints: list[str] = (), blocks: bool = False) -> list[Message]:  # type: ignore[assignment]
-    situation = f"This attempt still fails:\n{_shown(target, current, blocks)}\n{feedback.strip()}"
+    situation = _failing(target, current, feedback, blocks)
     ask = "Find the real bugs: one in each function." if target_kind(target.source) == "functions" else \
         "Find what it gets wrong and write it again." if unwritten(target.source) else "Find the real bug."
     return _follow_up(target, briefing, situation, attempts, ask, hints, blocks)
