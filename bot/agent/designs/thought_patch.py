@@ -22,6 +22,7 @@ from typing import Any, Literal
 from langgraph.runtime import Runtime
 
 from bot.agent.context import AgentContext
+from bot.agent.designs import thought_patch_prompts as tp_prompts
 from bot.agent.designs.edits import EditError, apply_edits, edit_schema, numbered, parse_edits, quoted
 from bot.agent.source.code import code_hash, normalized_dump, split_docstring
 from bot.agent.state import END, AgentState, Cost, Problem
@@ -67,7 +68,7 @@ def _situation(state: AgentState, ctx: AgentContext) -> str:
 def thought(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
     tried = prompts.tried_lines(ctx.target, state["attempts"])
-    messages = prompts.thought(ctx.target, ctx.briefing, numbered(_view(ctx)), tried, _situation(state, ctx),
+    messages = tp_prompts.thought(ctx.target, ctx.briefing, numbered(_view(ctx)), tried, _situation(state, ctx),
                                state.get("hints", []))
     plans = ask_many(messages, state, ctx, range(ctx.options.samples), repeat_boost(state), retry=_absorbed(state))
     cost = Cost()
@@ -107,7 +108,7 @@ def patch(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     turns = state.get("patch_turns", [])
     plan = state.get("plan", [])
     # after a repeat both calls are hotter: a new plan alone came back as the same code
-    done, temp = ask(prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=_schema(view, plan),
+    done, temp = ask(tp_prompts.patch(plan, turns), state, ctx, repeat_boost(state), schema=_schema(view, plan),
                      retry=_absorbed(state))
     update = candidate("patch", done, temp, *_applied(view, done.text), state, ctx,
                        before=state.get("plan_cost", Cost()), answer=_said(plan, done.text))
@@ -132,7 +133,7 @@ def _sampled(update: AgentState, state: AgentState, ctx: AgentContext, view: str
     """The other plans of the thought (--samples), each turned into its edit as the first plan was (the plan is
     the sample; its edit is written at the schedule's temperature), tested with the first in one batch."""
     plans = state["plan_samples"]
-    edits = [ask(prompts.patch(plan), state, ctx, repeat_boost(state), schema=_schema(view, plan),
+    edits = [ask(tp_prompts.patch(plan), state, ctx, repeat_boost(state), schema=_schema(view, plan),
                  retry=_absorbed(state)) for plan in plans]
     said = [_said(plan, done.text) for plan, (done, _) in zip(plans, edits)]
     return {**add_samples(update, edits, state, ctx, lambda done: _applied(view, done.text), said),

@@ -25,6 +25,7 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from bot.agent.context import AgentContext
+from bot.agent.designs import tool_call_prompts
 from bot.agent.source.code import code_hash, extract_function, split_docstring
 from bot.agent.state import END, AgentState, Cost, Problem, Seen
 from bot.agent.steps import prompts
@@ -108,7 +109,7 @@ def _arguments(raw: str, name: str, original: str) -> tuple[str | None, Problem 
 
 def call(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     ctx = runtime.context
-    messages = prompts.tool_task(ctx.target, ctx.briefing, _result(state, ctx), state["attempts"],
+    messages = tool_call_prompts.tool_task(ctx.target, ctx.briefing, _result(state, ctx), state["attempts"],
                                  state.get("hints", []))
     repeated = Cost()
     for retry in range(REPEAT_RETRIES + 1):

@@ -133,7 +133,7 @@ def _described(target: Target, numbered: str) -> list[str]:
     return parts + (["Their code, with line numbers:", f"```\n{numbered}\n```"] if numbered else [])
 
 
-def _task(target: Target, briefing: Briefing, numbered: str = "") -> str:
+def task(target: Target, briefing: Briefing, numbered: str = "") -> str:
     """The task; `numbered` shows the code with line numbers instead (for line edits)."""
     parts = _described(target, numbered)
     note = unused_note(target.source)  # "" for a stub to write: it assigns nothing
@@ -187,7 +187,7 @@ def _edit(before: str, after: str) -> str:
     return f"`{old}` -> `{new}`" if new else f"delete `{old}`"
 
 
-def _hints(target: Target, hints: list[str]) -> str:
+def hints_text(target: Target, hints: list[str]) -> str:
     if not hints:
         return ""
     lines = [f"- {_edit(target.source, h)}" for h in hints]
@@ -208,8 +208,8 @@ def seen_label(seen: Seen) -> str:
 def draft(target: Target, briefing: Briefing, hints: list[str] = (),  # type: ignore[assignment]
           blocks: bool = False) -> list[Message]:
     return [Message("system", _system(target, blocks)),
-            Message("user", f"{_task(target, briefing)}\n\nThe tests fail:\n{briefing.summary.strip()}\n"
-                            f"{_hints(target, list(hints))}\n{_reply(target, blocks)}")]
+            Message("user", f"{task(target, briefing)}\n\nThe tests fail:\n{briefing.summary.strip()}\n"
+                            f"{hints_text(target, list(hints))}\n{_reply(target, blocks)}")]
 
 
 def _follow_up(target: Target, briefing: Briefing, situation: str, attempts: list[Attempt], ask: str,
@@ -217,8 +217,8 @@ def _follow_up(target: Target, briefing: Briefing, situation: str, attempts: lis
     """A revision request: the task (a stable prefix), what just happened, earlier attempts, what to do."""
     tried = history(target, attempts)
     return [Message("system", _system(target, blocks)),
-            Message("user", f"{_task(target, briefing)}\n\n{situation.strip()}\n" + (f"\n{tried}\n" if tried else "")
-                    + _hints(target, list(hints)) + f"\n{ask} {_reply(target, blocks)}")]
+            Message("user", f"{task(target, briefing)}\n\n{situation.strip()}\n" + (f"\n{tried}\n" if tried else "")
+                    + hints_text(target, list(hints)) + f"\n{ask} {_reply(target, blocks)}")]
 
 
 def _failing(target: Target, current: str, feedback: str, blocks: bool) -> str:
@@ -266,13 +266,13 @@ def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: s
 def syntax(target: Target, briefing: Briefing, problem: str, blocks: bool = False) -> list[Message]:
     if blocks:
         return [Message("system", BLOCKS_SYSTEM),
-                Message("user", f"{_task(target, briefing)}\n\nYour last answer could not be used: {problem.strip()}"
+                Message("user", f"{task(target, briefing)}\n\nYour last answer could not be used: {problem.strip()}"
                                 f"\n\nReply with the corrected SEARCH/REPLACE blocks.")]
     same = {"function": "in one ```python block, with the same name and parameters",
             "functions": "each in its own ```python block, with the same names and parameters",
             "assignment": "in one ```python block, assigning the same names"}[target_kind(target.source)]
     return [Message("system", _system(target)),
-            Message("user", f"{_task(target, briefing)}\n\nYour last answer could not be used: {problem.strip()}\n\n"
+            Message("user", f"{task(target, briefing)}\n\nYour last answer could not be used: {problem.strip()}\n\n"
                             f"Reply with the complete corrected {_what(target)} {same}.")]
 
 
@@ -313,58 +313,3 @@ def reference(target: Target, briefing: Briefing) -> list[Message]:
     if briefing.tests.strip():
         parts += ["Its examples:", fence(_clip(briefing.tests, MAX_TEST_LINES))]
     return [Message("system", REFERENCE_SYSTEM), Message("user", "\n".join(parts))]
-
-
-THOUGHT_PATCH_SYSTEM = """You find and fix the bug in one Python function whose tests fail, in the step each message asks
-for: the fix plan in words, or that plan written as a JSON edit of the function's lines.
-The bug is small: usually one line, often a wrong operator, constant, variable, call or condition."""  # noqa: E501
-
-PLAN_ASK = """What is the root cause, and what is the fix? Reply in at most three short sentences and no code:
-the root cause (which line is wrong, and why), then the concrete fix (exactly what that line should become).
-Quote each line you name as it reads."""
-
-EDIT_ASK = """Now write that fix as an edit of the function's lines. Reply with JSON only, in this form, naming each line
-by its text as it reads now, without its indentation:
-{"edits": [{"op": "replace", "line": "the line as it reads now", "code": "    the line as it should read"}]}
-Operations: "replace" a line with code; "insert" code after a line: {"op": "insert", "after": "a line", "code": "..."};
-"delete" a line: {"op": "delete", "line": "a line"}.
-"code" is the new source text with its indentation; several lines are joined with \\n. Edit as few lines as you can."""  # noqa: E501
-
-
-def thought(target: Target, briefing: Briefing, numbered: str, tried: list[str], situation: str,
-            hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
-    earlier = ("\nEarlier patches that did not work (do not repeat them):\n" + "\n".join(tried[-4:]) + "\n"
-               if tried else "")
-    return [Message("system", THOUGHT_PATCH_SYSTEM),
-            Message("user", f"{_task(target, briefing, numbered)}\n\n{situation.strip()}\n{earlier}"
-                            f"{_hints(target, list(hints))}\n{PLAN_ASK}")]
-
-
-def patch(plan: list[Message], retries: list[tuple[str, str]] = ()) -> list[Message]:  # type: ignore[assignment]
-    """The thought's conversation, which ends in the plan as the model's own turn, continued: the edit asked for,
-    then each edit of this plan that could not be applied with its reason. Continuing, rather than starting a
-    conversation of its own, lets llama.cpp's cached prompt prefix cover all that came before, so only the new
-    turns are evaluated (separate prompts alternated and the cache never hit)."""
-    messages = [*plan, Message("user", f"{EDIT_ASK}\nThe `def` line stays as it is. Reply with the JSON edit.")]
-    for answer, error in retries:
-        messages += [Message("assistant", answer),
-                     Message("user", f"That edit could not be applied: {error.strip()}\n"
-                                     "Send a corrected edit, JSON only.")]
-    return messages
-
-
-TOOL_SYSTEM = """You repair one buggy Python function so that its tests pass.
-The bug is small: usually one line, often a wrong operator, constant, variable, call or condition.
-Call run_tests with the whole corrected function as `code` (no docstring, no tests) and one sentence in
-`explanation`. It answers with the test result; if the tests still fail, call it again with a better fix.
-Keep the function's name and parameters. Change as little as possible."""
-
-
-def tool_task(target: Target, briefing: Briefing, result: str, attempts: list[Attempt],
-              hints: list[str] = ()) -> list[Message]:  # type: ignore[assignment]
-    """The tool-call conversation: the task, then `result`, what the model's latest call came to (or the tests'
-    first failure), with its earlier calls that failed summed up in a line each."""
-    tried = history(target, attempts)
-    return [Message("system", TOOL_SYSTEM),
-            Message("user", f"{_task(target, briefing)}\n\n{result.strip()}\n" + (f"\n{tried}\n" if tried else "")
-                    + f"{_hints(target, list(hints))}\nCall run_tests with your corrected `{target.name}`.")]
