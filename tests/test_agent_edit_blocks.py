@@ -77,7 +77,7 @@ def test_an_unfinished_block_and_an_answer_without_blocks():
 
 
 LONG = "def add(a, b):\n    \"\"\"Return the sum of a and b.\"\"\"\n" + "".join(
-    f"    x{i} = {i}\n" for i in range(30)) + "    return a - b\n"
+    f"    x{i} = {i}\n" for i in range(45)) + "    return a - b\n"
 
 
 def test_a_long_function_is_asked_for_blocks_and_a_bad_block_is_explained_back():

@@ -12,11 +12,14 @@ SCHEDULES: tuple[Schedule, ...] = ("rising", "falling")
 Choice = Literal["first", "likeliest"]
 CHOICES: tuple[Choice, ...] = ("first", "likeliest")
 # How the reflect design asks for a candidate: the whole corrected function, or SEARCH/REPLACE blocks of the lines to
-# change (bot/agent/source/edit_blocks.py); "auto": blocks for a target longer than BLOCKS_FROM lines (docstring
-# aside), whose whole rewrite would not fit one answer's tokens. An answer in either form is read either way.
+# change (bot/agent/source/edit_blocks.py); "auto": blocks only for a target longer than BLOCKS_FROM lines (docstring
+# aside), whose whole rewrite would not fit one answer's tokens: on short functions the bundled model fixes more
+# when it writes them whole (docs/agent.md). `fixbot fix` shows a longer function as an excerpt of at most 24 lines
+# where the failure points into it (bot/fix/locate/excerpt.py), so blocks are what it asks for on the rest.
+# An answer in either form is read either way.
 EditFormat = Literal["auto", "whole", "blocks"]
 EDIT_FORMATS: tuple[EditFormat, ...] = ("auto", "whole", "blocks")
-BLOCKS_FROM = 25
+BLOCKS_FROM = 40
 SAMPLE_TEMPERATURE = 0.8  # the extra answers of --samples: varied, still mostly sensible code
 # fixbot fix / ci ask for this many answers per call: the prompt is evaluated once and each extra answer costs only
 # its own tokens, so several answers per call fix more than one for little more time (bench/RESULTS.md)
