@@ -150,6 +150,18 @@ def _error(test: str, run: SuiteOutcome) -> str:
     return found[0] if found else ""
 
 
+_PROJECT_NAME = re.compile(r"module '([\w.]+)' has no attribute|cannot import name '\w+' from '([\w.]+)'")
+
+
+def _names_project_code(bug: Bug, error: str) -> bool:
+    """The error is a name missing from one of the project's own modules (not a dependency's: the environment's)."""
+    found = _PROJECT_NAME.search(error)
+    if found is None:
+        return False
+    top = (found.group(1) or found.group(2)).split(".")[0]
+    return top in {path.split("/")[0].removesuffix(".py") for path in bug.fix_files}
+
+
 def why_not_reproduced(bug: Bug, at_bug: SuiteOutcome, at_fix: SuiteOutcome) -> str:
     """One line: the first exposing test that does not pass at fix-N (the network, or the environment, with its
     error), else the first that does not fail at bug-N."""
@@ -164,6 +176,8 @@ def why_not_reproduced(bug: Bug, at_bug: SuiteOutcome, at_fix: SuiteOutcome) -> 
         error = _error(test, at_fix)
         if error.startswith("FileNotFoundError"):  # a data file the corpus's snapshots do not hold
             return f"files: {test} needs a file neither bug-N nor fix-N holds: {error}"
+        if _names_project_code(bug, error):  # a later commit's code that the fix commit's test already uses
+            return f"files: {test} needs project code neither bug-N nor fix-N holds: {error}"
         return f"environment: {test} {_status(test, at_fix)} at fix-N too" + (f": {error}" if error else "")
     for test in bug.pytest_ids:
         if not failed_in((test,), at_bug.failed):

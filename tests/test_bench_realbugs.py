@@ -233,6 +233,13 @@ def test_why_a_bug_does_not_reproduce_is_one_line():
     broken = outcome(failed={"t/test_a.py"}, errors={"t/test_a.py": "ModuleNotFoundError: No module named 'yaml'"})
     why = judge(BUG, False, at_bug, broken, None, None).why_not
     assert why == "environment: t/test_a.py::test_x fails at fix-N too: ModuleNotFoundError: No module named 'yaml'"
+    ours = outcome(failed={"t/test_a.py::test_x"}, errors={
+        "t/test_a.py::test_x": "AttributeError: module 'a.compat' has no attribute 'PY2'"})
+    assert judge(BUG, False, at_bug, ours, None, None).why_not.startswith(
+        "files: t/test_a.py::test_x needs project code neither bug-N nor fix-N holds")
+    theirs = outcome(failed={"t/test_a.py::test_x"}, errors={
+        "t/test_a.py::test_x": "ImportError: cannot import name 'x' from 'yaml.compat'"})
+    assert judge(BUG, False, at_bug, theirs, None, None).why_not.startswith("environment: ")
     passing = outcome(passed={"t/test_a.py::test_x"})
     assert judge(BUG, False, passing, passing, None, None).why_not == \
         "bug-N: the exposing test t/test_a.py::test_x passes at bug-N"
