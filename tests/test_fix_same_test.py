@@ -10,3 +10,9 @@ def test_a_logged_id_names_the_same_test_across_rootdirs_classes_and_old_pytest(
     assert same_test("tests/test_x.py::TestX", here)  # its setUpClass failed
     assert same_test("tests/test_x.py::TestX::()::test_y", here)  # pytest before 4
     assert not same_test("tests/test_x.py::TestX::test_z", here) and not same_test("tests/test_x.py::TestX::test", here)
+
+
+def test_a_logged_test_whose_module_does_not_import_here_failed_here_too():
+    assert same_test("tests/test_x.py::TestX::test_y", "tests/test_x.py")  # the module failed at collection
+    assert same_test("pkg/tests/test_x.py::test_y", "tests/test_x.py")
+    assert not same_test("tests/test_x.py::test_y", "tests/test_z.py")
