@@ -16,3 +16,9 @@ def test_a_logged_test_whose_module_does_not_import_here_failed_here_too():
     assert same_test("tests/test_x.py::TestX::test_y", "tests/test_x.py")  # the module failed at collection
     assert same_test("pkg/tests/test_x.py::test_y", "tests/test_x.py")
     assert not same_test("tests/test_x.py::test_y", "tests/test_z.py")
+
+
+def test_a_parametrized_test_logged_without_its_parameters_is_each_of_them():
+    assert same_test("tests/test_d.py::TestD::test_name", "tests/test_d.py::TestD::test_name[foo.bar-1]")
+    assert not same_test("tests/test_d.py::TestD::test_name[a]", "tests/test_d.py::TestD::test_name[b]")
+    assert not same_test("tests/test_d.py::TestD::test_nam", "tests/test_d.py::TestD::test_name[a]")

@@ -59,10 +59,13 @@ def same_test(logged: str, here: str) -> bool:
     """A CI log's ids may be relative to another rootdir (`pkg/tests/t.py::x` against `tests/t.py::x`), may
     name a class whose setUpClass failed (`t.py::TestX`) where the sandbox reports its tests (`t.py::TestX::y`),
     and come from pytest before 4 (`t.py::TestX::()::y`; bot/inside/probe.py names it `t.py::TestX::y`); a logged
-    test whose module fails here as a whole (`t.py`: it does not import) failed here too."""
+    test whose module fails here as a whole (`t.py`: it does not import) failed here too, and one logged without
+    its parameters (`t.py::y`) is each of them here (`t.py::y[1]`)."""
     a, b = logged.replace("::()", ""), here
     if "::" not in b and "::" in a:
         a = a.partition("::")[0]
+    if "[" in b and "[" not in a:  # a log that names a parametrized test without its parameters names them all
+        b = b.partition("[")[0]
     return a == b or a.endswith("/" + b) or b.endswith("/" + a) or b.startswith(a + "::")
 
 
