@@ -16,8 +16,8 @@ import sys
 from collections import Counter
 from pathlib import Path
 
+from realbugs_changes import patch_anti_patterns
 from realbugs_corpus import Bug, Bundles, load_manifest
-from realbugs_score import patch_anti_patterns
 from rows import REPO, append_row, code_commit, rows_path, stamp
 
 from eval.tasks import load_tasks

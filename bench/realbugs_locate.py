@@ -29,8 +29,9 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from common import aligned
+from realbugs_changes import spans_between
 from realbugs_corpus import DEFAULT_DATA, Bug, Bundles, load_manifest, select
-from realbugs_score import SUITE_TIMEOUT_S, TEST_TIMEOUT_S, spans_between, tree_files
+from realbugs_score import SUITE_TIMEOUT_S, TEST_TIMEOUT_S, tree_files
 from rows import read_rows
 
 import bot
@@ -74,7 +75,7 @@ def without_comments(text: str) -> str:
 
 
 def code_changes(base: Mapping[str, bytes], changed: Mapping[str, bytes]) -> set[str]:
-    """realbugs_score.spans_between, blind to comments and blank lines."""
+    """realbugs_changes.spans_between, blind to comments and blank lines."""
     paths = [p for p in set(base) | set(changed) if p.endswith(".py") and base.get(p) != changed.get(p)]
 
     def code(files: Mapping[str, bytes]) -> dict[str, bytes]:

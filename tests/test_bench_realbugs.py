@@ -13,9 +13,10 @@ import psutil
 import pytest
 import realbugs
 import tables
+from realbugs_changes import changed_spans, identical, spans_between
 from realbugs_corpus import BenchError, Bug, Bundles, SuiteCommand, load_manifest, select, suite_command
 from realbugs_report import console_table, summarize
-from realbugs_score import SetAside, SuiteOutcome, changed_spans, identical, judge, score_bug, spans_between, tree_files
+from realbugs_score import SetAside, SuiteOutcome, judge, score_bug, tree_files
 from rows import append_row, code_commit, read_rows, rows_path, stamp
 
 REPO = Path(__file__).resolve().parents[1]
@@ -504,7 +505,7 @@ def test_a_holdout_bugs_progress_line_says_only_that_it_is_done_and_a_bench_erro
 
 
 def test_the_judge_names_the_wrong_fix_a_patch_looks_like():
-    from realbugs_score import patch_anti_patterns
+    from realbugs_changes import patch_anti_patterns
 
     base = {"m.py": b"class C:\n    def get(self, k):\n        return self.d[k]\n"}
     swallowed = {"m.py": b"class C:\n    def get(self, k):\n        try:\n            return self.d[k]\n"
