@@ -238,3 +238,18 @@ def test_a_one_argument_call_takes_the_argument_of_another_call_to_the_same_func
     found = {m.source: m.operator for m in mutants(body, "f")}
     assert found['def f(ch):\n    return chr((ord(ch) - ord("a") + 5) % 26 + ord("a"))\n'] == "variable"
     assert found['def f(ch):\n    return chr((ord(ch) - ord(ch) + 5) % 26 + ord(ch))\n'] == "variable"
+
+
+def test_a_missing_return_is_one_edit_of_the_block_that_falls_off_the_end():
+    computes = "def total(xs):\n    result = 0\n    for x in xs:\n        result += x\n    result = round(result, 2)\n"
+    returned = [m for m in mutants(computes, "total") if m.operator == "return"]
+    assert [m.source for m in returned] == [computes + "    return result\n"]
+    branch = ("def pick(d, k):\n    if k in d:\n        value = d[k]\n    else:\n        return None\n"
+              "    return 0\n")
+    fixed = branch.replace("        value = d[k]\n", "        value = d[k]\n        return value\n")
+    assert fixed in [m.source for m in mutants(branch, "pick") if m.operator == "return"]
+    call = "def name(user):\n    user.strip().title()\n"
+    assert [m.source for m in mutants(call, "name") if m.operator == "return"] == [
+        "def name(user):\n    return user.strip().title()\n"]
+    generator = "def gen(xs):\n    for x in xs:\n        yield x\n    done = True\n"
+    assert not [m for m in mutants(generator, "gen") if m.operator == "return"]

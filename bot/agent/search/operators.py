@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from bot.agent.search.guards import guard_edits, own_lines_indent
 from bot.agent.search.regex import literal_edits, pattern_literals
+from bot.agent.search.returns import return_edits
 from bot.agent.search.strings import string_edits
 from bot.agent.search.text import Edit, Text, paren
 from bot.agent.source.code import assigned_names, statement_blocks
@@ -339,8 +340,8 @@ def delete(s: Scope) -> Edits:
 
 # the order edits are tried in: the rare and cheap first, the many (another variable, a deleted statement) last
 OPERATORS: tuple[Callable[[Scope], Edits], ...] = (
-    compare, arithmetic, boolean, drop_operand, constant, regex, guard, call, bound, negate_or_insert, variable, swap,
-    string, delete)
+    compare, arithmetic, boolean, drop_operand, constant, regex, guard, return_edits, call, bound, negate_or_insert,
+    variable, swap, string, delete)
 
 
 def scope_edits(text: Text, func: Function | ast.Module) -> Edits:
