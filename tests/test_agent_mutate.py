@@ -253,3 +253,20 @@ def test_a_missing_return_is_one_edit_of_the_block_that_falls_off_the_end():
         "def name(user):\n    return user.strip().title()\n"]
     generator = "def gen(xs):\n    for x in xs:\n        yield x\n    done = True\n"
     assert not [m for m in mutants(generator, "gen") if m.operator == "return"]
+
+
+def test_a_call_that_leaves_out_a_flag_its_callee_offers_gets_it_set_against_its_default():
+    from bot.agent.search.keywords import callee_flags
+    context = ("import json\n# the project functions it calls:\n"
+               "def load(path, strict=False, *, cache=True, mode='r'): ...  # Read a file.\n"
+               "def save(data, **options): ...")
+    assert callee_flags(context) == (("load", "strict", False), ("load", "cache", True))
+    func = "def read(p):\n    return load(p, cache=True)\n"
+    found = [m.source for m in ranked_mutants(func, "read", evidence=Evidence(flags=callee_flags(context)))
+             if m.operator == "keyword"]
+    assert found == ["def read(p):\n    return load(p, cache=True, strict=True)\n"]  # cache is passed already
+    multi = "def read(p):\n    return load(\n        p,\n    )\n"
+    assert [m.source for m in ranked_mutants(multi, "read", evidence=Evidence(flags=callee_flags(context)))
+            if m.operator == "keyword"] == ["def read(p):\n    return load(\n        p,\n    strict=True)\n",
+                                            "def read(p):\n    return load(\n        p,\n    cache=False)\n"]
+    assert not [m for m in mutants(func, "read") if m.operator == "keyword"]  # no context: no flags

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from bot.agent.search.decoding import UNICODE_ERRORS, bytes_edits, encoding_edits
 from bot.agent.search.evidence import NO_EVIDENCE, Evidence
 from bot.agent.search.guards import except_edits, filter_edits, skip_edits
+from bot.agent.search.keywords import keyword_edits
 from bot.agent.search.names import import_edits, rename_edits
 from bot.agent.search.operators import scope_edits, scope_names
 from bot.agent.search.regex import matching_edits
@@ -67,7 +68,8 @@ def _raw_edits(function_source: str, name: str, evidence: Evidence = NO_EVIDENCE
     border = [e for scope in scopes for e in bytes_edits(text, scope)] if evidence.bytes_shown else []
     encoded = [e for scope in scopes for e in encoding_edits(text, scope)] \
         if UNICODE_ERRORS & set(evidence.exceptions) else []  # before `caught`: a fix, not a swallowed error
-    return text, renamed + skipped + encoded + caught + border + \
+    flagged = [e for scope in scopes for e in keyword_edits(text, list(ast.walk(scope)), evidence.flags)]
+    return text, renamed + skipped + encoded + caught + border + flagged + \
         [e for scope in scopes for e in scope_edits(text, scope)]
 
 

@@ -41,13 +41,14 @@ def _screened(original: str, ranked: list[Mutant], outcomes: Sequence[TestOutcom
 
 
 def search(original: str, base: str, name: str, feedback: str, harness: Harness, screen: Screen | None,
-           options: SearchOptions, label: str, exclude: frozenset[str] = frozenset(), tests: str = ""
-           ) -> tuple[list[str], SearchRound]:
+           options: SearchOptions, label: str, exclude: frozenset[str] = frozenset(), tests: str = "",
+           context: str = "") -> tuple[list[str], SearchRound]:
     """Passing mutants of `base` in `_order` (empty: none passed). `exclude`: hashes of code already tested (the
-    original among them); `tests`: the failing tests' source the model sees."""
+    original among them); `tests`: the failing tests' source the model sees; `context`: the code around the
+    target the model sees (its callees' `def` lines offer keyword flags)."""
     started = time.monotonic()
     cap = options.mutants if screen is not None else options.slow_mutants
-    evidence = read_evidence(base, feedback)
+    evidence = read_evidence(base, feedback, context)
     ranked = ranked_mutants(base, name, exclude, cap, evidence)[options.skip:]
     sources = [m.source for m in ranked]
     if screen is not None:

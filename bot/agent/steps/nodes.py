@@ -215,7 +215,7 @@ def search(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     label = prompts.seen_label(seen) if seen else "a candidate"
     passing, record = search_around(ctx.target.source, base, ctx.target.name, state["feedback"], ctx.harness,
                                     ctx.screen, ctx.options.search, label, exclude=frozenset(state["seen"]),
-                                    tests=ctx.briefing.tests)
+                                    tests=ctx.briefing.tests, context=ctx.target.context)
     record = replace(record, around_model=seen is None or seen.kind != "original")
     ambiguous = record.survivors > 1 and ctx.options.search.ambiguous == "ask" and not spent(state, ctx)
     if passing and ambiguous:  # weak tests cannot choose: the model, reading the docstring, gets them as hints
