@@ -62,6 +62,12 @@ def test_of_several_passing_answers_the_fewest_changed_lines_wins():
     assert result.final_code == BUGGY.replace("a - b", "a + b") and result.changed_lines == 1
 
 
+def test_of_several_passing_answers_the_one_more_answers_agree_on_wins_before_the_smallest():
+    result, _, harness = run([FIXED, TWO_LINES, TWO_LINES])  # two of three answers wrote the same code
+    assert harness.batches == [2]  # the agreeing answer is a vote, not a second candidate
+    assert "s = a + b" in (result.final_code or "") and result.changed_lines == 2
+
+
 def test_samples_that_repeat_or_do_not_parse_are_dropped_but_their_tokens_count():
     result, _, harness = run([WRONG, WRONG, BROKEN, FIXED, WRONG, ZERO], iterations=2)
     assert harness.batches == [2]  # the repeats and the broken one never reach the sandbox: call 1 is tested alone

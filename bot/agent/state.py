@@ -37,6 +37,7 @@ class Sample:
     temperature: float
     prompt_eval_s: float = 0.0
     answer: str = ""  # what the model said, when the design keeps it (thought-patch: the sample's plan and edit)
+    votes: int = 1  # answers to the prompt that gave this same code (normalised AST): the agreement among samples
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -54,6 +55,7 @@ class Pending:
     prompt_eval_s: float = 0.0  # of latency_s (Completion.prompt_eval_s)
     alternatives: tuple[Sample, ...] = ()  # more answers to the same prompt, tested in the same batch
     answer: str = ""  # what the model said, when the design keeps it with a tested attempt (thought-patch)
+    votes: int = 1  # answers to the same prompt that gave this same code (Sample.votes)
 
     def plus(self, cost: Cost) -> Pending:
         return replace(self, prompt_tokens=self.prompt_tokens + cost.prompt_tokens,
@@ -65,7 +67,7 @@ def as_pending(sample: Sample, node: Node) -> Pending:
     return Pending(code=sample.code, problem=None, detail="", prompt_tokens=sample.prompt_tokens,
                    completion_tokens=sample.completion_tokens, latency_s=sample.latency_s,
                    prompt_eval_s=sample.prompt_eval_s, temperature=sample.temperature, node=node,
-                   answer=sample.answer)
+                   answer=sample.answer, votes=sample.votes)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,8 @@ def add_samples_arg(parser: argparse.ArgumentParser, default: int) -> None:
                         help=f"answers per model call (default {default}; reflect: N answers, thought-patch: N plans "
                              "each turned into its edit, tool-call: N calls): the first at the temperature "
                              f"schedule's, the others at {SAMPLE_TEMPERATURE}, all tested in one sandbox batch; the "
-                             "passing one with the fewest changed lines wins. The prompt is cached, so each extra "
+                             "passing code most answers agree on wins, then the fewest changed lines. The prompt is "
+                             "cached, so each extra "
                              f"answer costs only its own tokens (at most {MAX_SAMPLES})")
 
 

@@ -9,6 +9,7 @@ steps ("first", "revise"); each strategy's graph maps them to its own nodes.
 from __future__ import annotations
 
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from typing import Any, Literal
@@ -147,8 +148,9 @@ def attempt(iteration: int, p: Pending, outcome: Outcome, feedback: str, changed
 
 
 def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
-    """The pending candidate and its alternatives (samples) in one sandbox batch; the passing one with the fewest
-    changed lines wins. Otherwise the first answer's failure is what the next revision reads."""
+    """The pending candidate and its alternatives (samples) in one sandbox batch; of those that pass, the one most
+    answers agreed on (the same normalised AST) wins, then the one with the fewest changed lines. Otherwise the
+    first answer's failure is what the next revision reads."""
     ctx = runtime.context
     pending = state["pending"]
     assert pending is not None and pending.code is not None
@@ -161,9 +163,10 @@ def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     records.append(attempt(it, pending, _label(outcomes[0]), outcomes[0].feedback, changed[0]))  # last: the one
     update: AgentState = {"attempts": records, "pending": None,                       # the prompt shows in full
                           "seen": {**state["seen"], **{code_hash(c): Seen("attempt", it) for c in codes}}}
-    passing = sorted((n, i) for i, (o, n) in enumerate(zip(outcomes, changed)) if o.passed)
+    votes = [pending.votes, *(s.votes for s in pending.alternatives)]
+    passing = sorted((-v, n, i) for i, (o, n, v) in enumerate(zip(outcomes, changed, votes)) if o.passed)
     if passing:
-        update["final"], update["stop"] = codes[passing[0][1]], "passed"
+        update["final"], update["stop"] = codes[passing[0][2]], "passed"
     else:
         update["current"], update["feedback"] = pending.code, outcomes[0].feedback
     return update
@@ -186,15 +189,22 @@ def add_samples(update: AgentState, extra: Sequence[tuple[Completion, float]], s
         seen[code_hash(pending.code)] = Seen("sample")
     kept: list[Sample] = []
     waste = Cost()
+    votes: Counter[str] = Counter([code_hash(pending.code)] if pending.problem is None and pending.code else [])
     for i, (done, temp) in enumerate(extra):
         update["tokens"] += done.processed_tokens
         code, problem, _ = checked(*parse(done), seen, ctx)
+        if code is not None and problem == "repeat" and code_hash(code) in votes:
+            votes[code_hash(code)] += 1  # agrees with another answer to this prompt: a vote, not a candidate
         if code is None or problem is not None:
             waste = waste.plus(done)
             continue
         seen[code_hash(code)] = Seen("sample")
+        votes[code_hash(code)] += 1
         kept.append(Sample(code, done.prompt_tokens, done.completion_tokens, done.latency_s, temp, done.prompt_eval_s,
                            answers[i] if answers else ""))
+    kept = [replace(k, votes=votes[code_hash(k.code)]) for k in kept]
+    if pending.problem is None and pending.code:
+        pending = replace(pending, votes=votes[code_hash(pending.code)])
     if pending.problem is not None and not kept:  # nothing to test: the unusable answers' cost joins its attempt
         a = update["attempts"][-1]
         return {**update, "attempts": [replace(a, prompt_tokens=a.prompt_tokens + waste.prompt_tokens,
