@@ -83,7 +83,7 @@ def head() -> list[str]:
 def notes(summary: dict) -> list[str]:
     """The lines under the table: the dev bugs a reader checks first, one by one; the holdout's only as counts."""
     lines = [f"commit(s) {', '.join(summary['commits'])} · {'; '.join(summary['speeds'])}"]
-    if summary["holdout"]:
+    if any(summary["holdout"].values()):
         lines.append("holdout, counted only: " + ", ".join(f"{n} {k}" for k, n in sorted(summary["holdout"].items())
                                                            if n))
     lines += [f"REGRESSION ACCEPTED · {b}: broke {', '.join(t)}" for b, t in summary["regressions"].items()]
