@@ -218,6 +218,7 @@ DESCRIPTIONS = {
     "agent": "the repair design: reflect, thought-patch or tool-call",
     "samples": "answers per model call of reflect, tested in one batch (1-8)",
     "choose": "of several candidates that pass: first (fewest changed lines) or likeliest (the model's score)",
+    "edits": "the model's answers: whole functions, SEARCH/REPLACE blocks, or auto (blocks past 40 lines)",
     "python": "the Python the tests run on (\"3.9\", \"3.11\", \"3.13\"); empty: the failing job's, else inferred",
     "setup": "shell commands that install the test environment, instead of inferring it",
 }
