@@ -159,11 +159,11 @@ def change(before: str, after: str) -> str:
 
 def tried_lines(target: Target, attempts: list[Attempt]) -> list[str]:
     """Each tested attempt that failed, in a line: what it changed, and how it failed."""
-    return [f"- {change(target.source, a.code or '')}  => {_how(a)}"
+    return [f"- {change(target.source, a.code or '')}  => {how_failed(a)}"
             for a in attempts if a.code and a.outcome in ("failed", "timeout")]
 
 
-def _how(attempt: Attempt) -> str:
+def how_failed(attempt: Attempt) -> str:
     """How an attempt failed, in a line: pytest's first `E` line (`assert None == (0, 1)`), not the location line
     above it (`test_solution.py:5: in check`, which the model copied into its next code)."""
     lines = attempt.feedback.splitlines()

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from bot.agent.steps.prompts import change
+from bot.agent.steps.prompts import change, how_failed
 from bot.agent.types import Attempt, Outcome
 from bot.fix.result import TargetRepair
 
@@ -27,10 +27,9 @@ def _cell(text: str) -> str:
 
 def why(attempt: Attempt) -> str:
     """An attempt's result in a line: pytest's first `E` line for a tested one, else the reason it was not tested."""
-    lines = [line for line in attempt.feedback.splitlines() if line.strip()]
     if attempt.outcome in ("failed", "timeout"):
-        said = next((line[1:].strip() for line in lines if line.startswith("E ") and line[1:].strip()), None)
-        return said or (lines[0] if lines else attempt.outcome)
+        return how_failed(attempt)
+    lines = [line for line in attempt.feedback.splitlines() if line.strip()]
     return lines[0] if lines else ""
 
 
