@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import pytest
 
+from bot.failures import Failure, Frame
 from bot.fix.locate.project_files import folders_of_tests, is_project_file
 from bot.fix.locate.rank import locate
+from bot.fix.repair import briefing
 from bot.fix.repair.briefing import without_shown
 
 from .locate_run import run_repo, where
@@ -104,3 +106,24 @@ def test_the_feedback_leaves_out_the_test_lines_the_prompt_shows():
         ">       self.assertEqual(join('', 'b'), 'b')", "E       AssertionError: '/b' != 'b'",
         "test/test_paths.py:9: AssertionError"]
     assert without_shown(feedback, "") == feedback
+
+
+def test_a_long_test_is_shown_around_the_line_it_failed_at():
+    cases = "".join(f"        self.assertEqual(unified('{d}'), '2020010{d % 9}')\n" for d in range(30))
+    source = f"import unittest\n\n\nclass TestDates(unittest.TestCase):\n    def test_unified(self):\n{cases}"
+    files = {"test/test_dates.py": source.encode()}
+    test_id = "test/test_dates.py::TestDates::test_unified"
+    failing = 6 + 24  # the 25th assertion
+    failure = Failure(test_id=test_id, file="test/test_dates.py", line=failing, assertion=None, expected=None,
+                      actual=None, error_type="AssertionError", message=None,
+                      traceback=(Frame("test/test_dates.py", failing, "test_unified", None),))
+    shown = briefing.tests_shown(files, [test_id], [failure]).splitlines()
+    assert shown[0] == "def test_unified(self):"
+    assert shown[1] == "    # ... 16 lines"
+    assert shown[2:11] == [line.strip().join(["    ", ""]) for line in cases.splitlines()[16:25]]
+    assert shown[-1] == "    # ... 3 more lines"
+    assert len(shown) == 1 + 1 + 8 + 1 + 2 + 1
+    # without its failure, or when it is short, the test is shown whole
+    assert len(briefing.tests_shown(files, [test_id]).splitlines()) == 31
+    short = {"test/test_dates.py": source.replace(cases, cases.splitlines(keepends=True)[0]).encode()}
+    assert len(briefing.tests_shown(short, [test_id], [failure]).splitlines()) == 2

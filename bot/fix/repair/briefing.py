@@ -60,7 +60,39 @@ def agent_target(files: Mapping[str, bytes], *targets: CodeTarget) -> Target:
     return Target(name=name, source=target_source(files, *targets), context=_context(files, targets))
 
 
-def _test_function(files: Mapping[str, bytes], test_id: str) -> str | None:
+FOCUS_BEFORE = 8  # lines of a long test shown before its failing line: what sets up the values it checks
+FOCUS_AFTER = 2
+
+
+def _failing_line(failure: Failure | None, path: str, start: int, end: int) -> int | None:
+    """The line of the test's own body that was running when it failed (the deepest frame inside it)."""
+    if failure is None:
+        return None
+    lines = [fr.line for fr in failure.traceback if fr.path == path and fr.line and start <= fr.line <= end]
+    if not lines and failure.file == path and failure.line and start <= failure.line <= end:
+        lines = [failure.line]
+    return lines[-1] if lines else None
+
+
+def _focused(lines: Sequence[str], start: int, failing: int | None) -> list[str]:
+    """A long test's header, then the lines up to its failing line and just after, the rest elided: the model
+    reads the assertion that failed and what set it up, not the first lines of a test that checks many cases."""
+    window = (failing - FOCUS_BEFORE - start, failing + FOCUS_AFTER + 1 - start) if failing else (0, len(lines))
+    body = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), 0) + 1
+    first, last = max(window[0], body), min(window[1], len(lines))
+    if failing is None or last <= first or len(lines) <= body + (last - first) + 2:
+        return list(lines)
+    indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())] or "    "
+    kept = list(lines[:body])
+    if first > body:
+        kept.append(f"{indent}# ... {first - body} lines\n")
+    kept += lines[first:last]
+    if last < len(lines):
+        kept.append(f"{indent}# ... {len(lines) - last} more lines\n")
+    return kept
+
+
+def _test_function(files: Mapping[str, bytes], test_id: str, failure: Failure | None = None) -> str | None:
     path, _, rest = test_id.partition("::")
     if path not in files or not rest:
         return None
@@ -73,14 +105,18 @@ def _test_function(files: Mapping[str, bytes], test_id: str) -> str | None:
     lines = source.splitlines(keepends=True)
     for span in spans:
         if span.qualname == qualname:
-            return textwrap.dedent("".join(lines[span.start - 1:span.end]))
+            failing = _failing_line(failure, path, span.start, span.end)
+            return textwrap.dedent("".join(_focused(lines[span.start - 1:span.end], span.start, failing)))
     return None
 
 
-def tests_shown(files: Mapping[str, bytes], test_ids: Iterable[str]) -> str:
+def tests_shown(files: Mapping[str, bytes], test_ids: Iterable[str], failures: Iterable[Failure] = ()) -> str:
+    """The failing tests' code, at most MAX_TESTS_SHOWN of them; given their failures, a long test is shown
+    around the line it failed at (`_focused`)."""
+    by_id = {f.test_id: f for f in failures}
     shown: list[str] = []
     for test_id in sorted(test_ids):
-        source = _test_function(files, test_id)
+        source = _test_function(files, test_id, by_id.get(test_id))
         if source and source not in shown:
             shown.append(source)
         if len(shown) == MAX_TESTS_SHOWN:
