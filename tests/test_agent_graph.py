@@ -64,6 +64,20 @@ def test_reflect_then_success_shows_the_latest_failure():
     assert result.attempts[1].temperature > result.attempts[0].temperature  # rising schedule
 
 
+def test_a_revision_is_shown_the_attempts_change_not_its_code_whole():
+    """A failed attempt shown whole is what a small model answered again; the change it made is shown instead,
+    as words for one line, as a diff for more."""
+    two_lines = "```python\ndef add(a, b):\n    c = a * b\n    return c\n```"
+    result, llm, _ = run([two_lines, FIXED])
+    assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "failed"), ("reflect", "passed")]
+    prompt = llm.calls[1][-1].content
+    assert "The last attempt made this change to the code above and still fails:" in prompt
+    assert "```diff\n-    return a - b\n+    c = a * b\n+    return c\n```" in prompt
+    assert "assert 6 == 5" in prompt and prompt.count("def add(a, b):") == 1  # the task's code only
+    _, llm, _ = run([WRONG, FIXED])
+    assert "The last attempt changed `return a - b` -> `return a * b` and still fails" in llm.calls[1][-1].content
+
+
 def test_repeating_the_buggy_code_goes_to_the_repeat_node():
     result, llm, harness = run([f"```python\n{BUGGY}```", FIXED])
     assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "repeat"), ("repeat", "passed")]

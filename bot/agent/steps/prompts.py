@@ -221,15 +221,22 @@ def _follow_up(target: Target, briefing: Briefing, situation: str, attempts: lis
                     + hints_text(target, list(hints)) + f"\n{ask} {_reply(target, blocks)}")]
 
 
+SHOWN_CHANGE_LINES = 12  # of a latest attempt's diff: a longer rewrite is cut, the model has the code above
+
+
 def _failing(target: Target, current: str, feedback: str, blocks: bool) -> str:
-    """The latest attempt and its failure: the attempt whole, or, when the answer is blocks, the change it made to
-    the code above, in words (a long function is not repeated; shown as a diff, the model copied the diff into its
-    SEARCH lines)."""
-    if not blocks:
-        return f"This attempt still fails:\n{fence(split_docstring(current)[0])}\n{feedback.strip()}"
+    """The latest attempt and its failure, as the change it made to the code above and not as its code: shown
+    whole, a failed attempt was what a small model answered again, unchanged (a repeat, which tests nothing). To a
+    model that answers in blocks the change is told in words: shown as a diff, it was copied into SEARCH lines."""
     if current.strip() == target.source.strip():
         return f"The code still fails:\n{feedback.strip()}"
-    return f"The last attempt changed {_edit(target.source, current)} and still fails:\n{feedback.strip()}"
+    diff = _diff_lines(target.source, current)
+    if blocks or len(diff) <= 2:
+        return f"The last attempt changed {_edit(target.source, current)} and still fails:\n{feedback.strip()}"
+    more = [f"... {len(diff) - SHOWN_CHANGE_LINES} more changed lines"] if len(diff) > SHOWN_CHANGE_LINES else []
+    shown = "\n".join(diff[:SHOWN_CHANGE_LINES] + more)
+    return f"The last attempt made this change to the code above and still fails:\n```diff\n{shown}\n```\n" \
+           f"{feedback.strip()}"
 
 
 def reflect(target: Target, briefing: Briefing, current: str, feedback: str, attempts: list[Attempt],
