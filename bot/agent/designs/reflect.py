@@ -15,7 +15,7 @@ from langgraph.runtime import Runtime
 
 from bot.agent.context import REPEAT_BOOST, AgentContext
 from bot.agent.options import BLOCKS_FROM
-from bot.agent.source.code import code_hash, extract_function, split_docstring, unwritten
+from bot.agent.source.code import code_hash, extract_function, split_docstring
 from bot.agent.source.edit_blocks import apply_blocks
 from bot.agent.state import END, AgentState, Problem
 from bot.agent.steps import prompts
@@ -71,11 +71,7 @@ def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     pending = state.get("pending")
     same_as = state["seen"].get(code_hash(pending.code)) if pending and pending.code else None
     feedback = state.get("feedback") or ctx.briefing.summary
-    # The code handed back unchanged: asked the same way, hotter, the model answered with it again and again; asked
-    # for blocks, it must name a line of the code and write what that line should be.
-    blocks = asks_blocks(ctx, state) or (same_as is not None and same_as.kind == "original"
-                                         and not unwritten(ctx.target.source))  # a stub's body is written whole
-    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"], blocks)
+    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"], asks_blocks(ctx, state))
     return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
 
 
