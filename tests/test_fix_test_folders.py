@@ -127,3 +127,17 @@ def test_a_long_test_is_shown_around_the_line_it_failed_at():
     assert len(briefing.tests_shown(files, [test_id]).splitlines()) == 31
     short = {"test/test_dates.py": source.replace(cases, cases.splitlines(keepends=True)[0]).encode()}
     assert len(briefing.tests_shown(short, [test_id], [failure]).splitlines()) == 2
+
+
+def test_a_long_test_keeps_its_whole_signature():
+    cases = "".join(f"    assert unified('{d}') == '2020010{d % 9}'\n" for d in range(30))
+    header = "@pytest.mark.slow\ndef test_unified(tmp_path,\n                 monkeypatch):\n"
+    source = f"import pytest\n\n\n{header}{cases}"
+    files = {"tests/test_dates.py": source.encode()}
+    test_id = "tests/test_dates.py::test_unified"
+    failure = Failure(test_id=test_id, file="tests/test_dates.py", line=30, assertion=None, expected=None,
+                      actual=None, error_type="AssertionError", message=None, traceback=())
+    shown = briefing.tests_shown(files, [test_id], [failure]).splitlines()
+    assert shown[:4] == ["@pytest.mark.slow", "def test_unified(tmp_path,", "                 monkeypatch):",
+                         "    # ... 15 lines"]
+    assert shown[4 + 8] == "    " + cases.splitlines()[23].strip()  # line 30 of the file: the 24th assertion

@@ -3,6 +3,7 @@ the short root-cause explanation written once it is fixed. A two-span repair (a 
 is one target of the agent's: both functions, the caller first (bot/agent/source/parts.py)."""
 from __future__ import annotations
 
+import ast
 import re
 import textwrap
 from collections.abc import Iterable, Mapping, Sequence
@@ -74,11 +75,22 @@ def _failing_line(failure: Failure | None, path: str, start: int, end: int) -> i
     return lines[-1] if lines else None
 
 
+def _body_start(lines: Sequence[str]) -> int:
+    """The index of a function's first body line: past its decorators and its def line, however many lines the
+    signature takes."""
+    try:
+        node = ast.parse(textwrap.dedent("".join(lines))).body[0]
+    except (SyntaxError, ValueError, IndexError):
+        return 1
+    first = getattr(node, "body", [node])[0]
+    return max(first.lineno - 1, 1)
+
+
 def _focused(lines: Sequence[str], start: int, failing: int | None) -> list[str]:
     """A long test's header, then the lines up to its failing line and just after, the rest elided: the model
     reads the assertion that failed and what set it up, not the first lines of a test that checks many cases."""
     window = (failing - FOCUS_BEFORE - start, failing + FOCUS_AFTER + 1 - start) if failing else (0, len(lines))
-    body = next((i for i, line in enumerate(lines) if line.lstrip().startswith(("def ", "async def "))), 0) + 1
+    body = _body_start(lines)
     first, last = max(window[0], body), min(window[1], len(lines))
     if failing is None or last <= first or len(lines) <= body + (last - first) + 2:
         return list(lines)
