@@ -116,7 +116,6 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
                           work.test_timeout_s, guards=guards_for(work.baseline, spans, tests), deadline=deadline,
                           shown=tests_shown(work.files, tests, work.run.failures if work.run else ()))
     source = target_source(work.files, *spans)
-    whole_tests = tests_shown(work.files, tests)  # what a special-cased literal is looked for in
     start = time.monotonic()
 
     def record(status: RepairStatus, stop_reason: RepairStop, attempts: Sequence[Attempt] = (),
@@ -126,7 +125,7 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
                             attempts=tuple(attempts), changed_lines=changed, wall_s=time.monotonic() - start,
                             original=source, fixed=fixed, searches=tuple(searches), guards=len(harness.guards),
                             helper=spans[1] if len(spans) > 1 else None, made_by=made_by, stub=is_stub(source),
-                            anti_patterns=anti_patterns(source, fixed, whole_tests) if fixed else ())
+                            anti_patterns=anti_patterns(source, fixed, tests_shown(work.files, tests)) if fixed else ())
 
     ctx.say(f"  guarding {len(harness.guards)} test(s) that passed before and ran it")
     part: Excerpt | None = None

@@ -89,10 +89,11 @@ def _body_start(lines: Sequence[str]) -> int:
 def _focused(lines: Sequence[str], start: int, failing: int | None) -> list[str]:
     """A long test's header, then the lines up to its failing line and just after, the rest elided: the model
     reads the assertion that failed and what set it up, not the first lines of a test that checks many cases."""
-    window = (failing - FOCUS_BEFORE - start, failing + FOCUS_AFTER + 1 - start) if failing else (0, len(lines))
+    if failing is None:
+        return list(lines)
     body = _body_start(lines)
-    first, last = max(window[0], body), min(window[1], len(lines))
-    if failing is None or last <= first or len(lines) <= body + (last - first) + 2:
+    first, last = max(failing - FOCUS_BEFORE - start, body), min(failing + FOCUS_AFTER + 1 - start, len(lines))
+    if last <= first or len(lines) <= body + (last - first) + 2:
         return list(lines)
     indent = lines[first][:len(lines[first]) - len(lines[first].lstrip())] or "    "
     kept = list(lines[:body])
