@@ -181,7 +181,11 @@ def history(target: Target, attempts: list[Attempt], skip_last: bool = True) -> 
 
 def _edit(before: str, after: str) -> str:
     """A one-line change for people and models: `old line` -> `new line`."""
-    diff = _diff_lines(before, after)
+    return _in_words(_diff_lines(before, after))
+
+
+def _in_words(diff: list[str]) -> str:
+    """A change's removed and added lines (`_diff_lines`) as `old` -> `new`."""
     old = "; ".join(line[1:].strip() for line in diff if line.startswith("-"))
     new = "; ".join(line[1:].strip() for line in diff if line.startswith("+"))
     return f"`{old}` -> `{new}`" if new else f"delete `{old}`"
@@ -232,7 +236,7 @@ def _failing(target: Target, current: str, feedback: str, blocks: bool) -> str:
         return f"The code still fails:\n{feedback.strip()}"
     diff = _diff_lines(target.source, current)
     if blocks or len(diff) <= 2:
-        return f"The last attempt changed {_edit(target.source, current)} and still fails:\n{feedback.strip()}"
+        return f"The last attempt changed {_in_words(diff)} and still fails:\n{feedback.strip()}"
     more = [f"... {len(diff) - SHOWN_CHANGE_LINES} more changed lines"] if len(diff) > SHOWN_CHANGE_LINES else []
     shown = "\n".join(diff[:SHOWN_CHANGE_LINES] + more)
     return f"The last attempt made this change to the code above and still fails:\n```diff\n{shown}\n```\n" \
