@@ -6,6 +6,7 @@ from collections.abc import Sequence
 
 from bot.failures import Failure
 from bot.failures.pytest_output import report_blocks
+from bot.failures.sides import computed
 
 # `Failure.error_type` of the records bot.fix.reproduce.testrun makes from its pytest plugin's report
 TIMEOUT_ERROR = "TestTimeout"  # the per-test time limit stopped the test
@@ -48,7 +49,8 @@ def pytest_feedback(output: str, *, timed_out: bool = False, timeout_s: float | 
     missing = [f"{f.message}." for f in failures if f.error_type == NOT_COLLECTED][:3]
     report = _crash_report(output) or _report(output, wrapper_frames)
     if report or missing:
-        return "\n".join(missing + ([report] if report else []))
+        said = next(filter(None, map(in_words, failures)), None)
+        return "\n".join(missing + ([report] if report else []) + ([said] if said else []))
     tail = [line for line in output.strip().splitlines() if line.strip() and not HEADER.match(line)][-MAX_LINES:]
     return "\n".join(_clip(line) for line in tail) or "The tests failed without output."
 
@@ -116,3 +118,14 @@ def _crash_report(output: str) -> str:
             frames.append(_clip(f"  {path.removeprefix(prefix)}:{found['line']} in {found['function']}"))
     project = frames[:MAX_TIMEOUT_FRAMES]
     return "\n".join([f"The test process crashed ({fatal.group(0)}) here (innermost last):", *reversed(project)])
+
+
+
+def in_words(failure: Failure) -> str | None:
+    """A failed comparison said with its direction: "So `f(None)` gave `0.0`; the test expects `None`." unittest
+    prints `0.0 != None`, which does not say which side the code computed: a small model read it the wrong way
+    round. Said only where the assertion's line shows it (bot/failures/sides.py); None otherwise."""
+    said = computed(failure.assertion)
+    if said is None or failure.actual is None or failure.expected is None:
+        return None
+    return f"So `{said[0]}` gave `{failure.actual}`; the test expects `{failure.expected}`."

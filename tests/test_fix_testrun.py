@@ -397,3 +397,36 @@ def test_a_suite_whose_coverage_is_too_large_to_bring_back_keeps_its_outcomes(do
     capped = run_tests(docker_sandbox, files, TestCommand(), coverage=True, strict=False)
     assert capped.coverage is None
     assert capped.passed == measured.passed and capped.failed == measured.failed, capped.output
+
+
+PARSE = '''def parse_seconds(text):
+    if not text:
+        return 0.0
+    return float(text.rstrip("s"))
+'''
+PARSE_TESTS = '''import unittest
+
+from parse import parse_seconds
+
+
+class TestParse(unittest.TestCase):
+    def test_missing(self):
+        self.assertEqual(parse_seconds(None), None)
+
+    def test_reversed(self):
+        self.assertEqual(None, parse_seconds(""))
+'''
+
+
+def test_a_unittest_comparison_is_said_the_right_way_round(docker_sandbox):
+    """unittest prints `0.0 != None` for either order of assertEqual's arguments; the feedback says which side
+    the code gave and which the test expects, read from the assertion's line."""
+    files = encode({"parse.py": PARSE, "tests/test_parse.py": PARSE_TESTS})
+    ids = ["tests/test_parse.py::TestParse::test_missing", "tests/test_parse.py::TestParse::test_reversed"]
+    missing, reversed_ = (run_tests(docker_sandbox, files, TestCommand(), select=[i]) for i in ids)
+    assert "0.0 != None" in missing.output and "None != 0.0" in reversed_.output, missing.output
+    assert [(f.actual, f.expected) for f in [*missing.failures, *reversed_.failures]] == [("0.0", "None")] * 2
+    said = "So `parse_seconds(None)` gave `0.0`; the test expects `None`."
+    assert said in pytest_feedback(missing.output, failures=missing.failures)
+    said = "So `parse_seconds('')` gave `0.0`; the test expects `None`."
+    assert said in pytest_feedback(reversed_.output, failures=reversed_.failures)

@@ -63,7 +63,7 @@ def _to_failure(case, result, root: str | None) -> Failure:
         failure = replace(failure, file=relativize(file_attr, root), line=line)
     if failure.message is None and message:
         message = relativize_text(message, root)
-        actual, expected = comparison(message)
+        actual, expected = comparison(message, failure.assertion)
         failure = replace(failure, message=message, actual=actual, expected=expected)
     if failure.error_type is None:
         failure = replace(failure, error_type=result.type or error_type_from_message(message))

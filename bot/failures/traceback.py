@@ -10,6 +10,7 @@ import textwrap
 from collections.abc import Sequence
 from pathlib import PurePosixPath, PureWindowsPath
 
+from bot.failures.sides import computed
 from bot.failures.types import Failure, Frame
 
 # `path:line: rest` at column 0. rest is `in func` (short) or the error type / nothing (long).
@@ -91,11 +92,11 @@ def _assemble(test_id: str, frames: list[Frame], e_lines: list[str], location_ty
               root: str | None) -> Failure:
     text = textwrap.dedent("\n".join(e_lines)).strip("\n")
     error_type = location_types[-1] if location_types else _type_from_e_lines(text)
-    actual, expected = comparison(text)
     test_file = test_id.split("::", 1)[0]
     anchor = anchor_frame(frames, test_file)
     file, line = (anchor.path, anchor.line) if anchor else (None, None)
     assertion = anchor.code if anchor else None
+    actual, expected = comparison(text, assertion)
     if error_type in SYNTAX_TYPES:
         # The broken module is where the fix goes: point there, and add it as the innermost frame.
         for i, e in enumerate(text.splitlines()):
@@ -145,8 +146,16 @@ def error_type_from_message(message: str | None) -> str | None:
     return _type_from_e_lines(message.strip()) if message else None
 
 
-def comparison(text: str) -> tuple[str | None, str | None]:
-    """(actual, expected) from `assert ACTUAL == EXPECTED` (pytest's rewriting) or unittest's `A != B`."""
+def comparison(text: str, assertion: str | None = None) -> tuple[str | None, str | None]:
+    """(actual, expected) from `assert LEFT == RIGHT` (pytest's rewriting) or unittest's `FIRST != SECOND`: the
+    first side is the actual one unless the `assertion`'s line shows the test wrote the expected value first
+    (bot/failures/sides.py)."""
+    first, second = _sides(text)
+    said = computed(assertion)
+    return (second, first) if said is not None and said[1] == 1 else (first, second)
+
+
+def _sides(text: str) -> tuple[str | None, str | None]:
     for i, e in enumerate(text.splitlines()):
         s = e.strip()
         asserted = s.startswith("AssertionError: ")

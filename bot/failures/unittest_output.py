@@ -169,7 +169,8 @@ def _failure(block: _Block, root: str | None) -> Failure:
     anchor = anchor_frame(frames, test_id.split("::", 1)[0])
     if error_type in SYNTAX_TYPES and tb.syntax is not None:  # the broken module is where the fix goes
         anchor = Frame(relativize(tb.syntax.path, base), tb.syntax.line, tb.syntax.function, tb.syntax.code)
-    actual, expected = comparison(tb.message) if error_type == "AssertionError" else (None, None)
+    actual, expected = comparison(tb.message, anchor.code if anchor else None) if error_type == "AssertionError" \
+        else (None, None)
     return Failure(test_id=test_id, file=anchor.path if anchor else None, line=anchor.line if anchor else None,
                    assertion=anchor.code if anchor else None, expected=expected, actual=actual,
                    error_type=error_type, message=message, traceback=frames)
