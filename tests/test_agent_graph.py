@@ -79,12 +79,29 @@ def test_a_revision_is_shown_the_attempts_change_not_its_code_whole():
 
 
 def test_repeating_the_buggy_code_goes_to_the_repeat_node():
-    result, llm, harness = run([f"```python\n{BUGGY}```", FIXED])
+    """After an unchanged answer the model is asked which line is wrong (a short answer), then for the fix with
+    that line pointed at; the question's cost joins the repeat's attempt."""
+    result, llm, harness = run([f"```python\n{BUGGY}```", "```python\nreturn a - b\n```", FIXED])
     assert [(a.node, a.outcome) for a in result.attempts] == [("draft", "repeat"), ("repeat", "passed")]
     assert len(harness.checked) == 1, "a repeat is never sent to the sandbox"
-    assert "did not change the function: it is still the original (buggy) function" in llm.calls[1][-1].content
-    assert "line by line" in llm.calls[1][-1].content and "does not fix it" not in llm.calls[1][-1].content
+    assert "Which line of the code is wrong?" in llm.calls[1][-1].content
+    asked = llm.calls[2][-1].content
+    assert "did not change the function: it is still the original (buggy) function" in asked
+    assert "The bug is probably in this line:\n    return a - b\n" in asked and "does not fix it" not in asked
     assert result.attempts[1].temperature >= 0.4  # repeat raises the temperature
+    assert result.attempts[1].completion_tokens == sum(len(a.split()) for a in llm.answers[1:3])
+
+
+def test_a_line_named_before_is_not_named_again():
+    """Each unchanged answer asks for a line; the lines already pointed at are said to be wrong guesses and are
+    never pointed at twice; a quote that is no line of the code points at nothing."""
+    unchanged = f"```python\n{BUGGY}```"
+    result, llm, _ = run([unchanged, "return a - b", unchanged, "return a - b", unchanged, "x = 1", FIXED])
+    assert [a.outcome for a in result.attempts] == ["repeat", "repeat", "repeat", "passed"]
+    second_question, second_fix = llm.calls[3][-1].content, llm.calls[4][-1].content
+    assert "Changing these lines did not fix it, so the bug is elsewhere:\n    return a - b" in second_question
+    assert "The bug is probably in this line" not in second_fix and "line by line" in second_fix
+    assert "The bug is probably in this line" not in llm.calls[6][-1].content
 
 
 def test_repeating_an_earlier_attempt_is_caught_by_ast_hash():
@@ -140,10 +157,10 @@ def test_repeats_are_not_charged_to_the_iteration_budget_but_the_calls_stay_boun
 
 def test_answers_that_leave_the_function_unchanged_give_the_target_up():
     unchanged = f"```python\n{BUGGY}```"
-    result, llm, harness = run([unchanged, WRONG, unchanged, FIXED], unchanged=2)
+    result, llm, harness = run([unchanged, "return a - b", WRONG, unchanged, FIXED], unchanged=2)
     assert result.status == "not_fixed" and result.stop_reason == "unchanged"
     assert [a.outcome for a in result.attempts] == ["repeat", "failed", "repeat"]  # not in a row: counted in all
-    assert len(llm.calls) == 3 and len(harness.checked) == 1  # only WRONG: an unchanged answer is never run
+    assert len(llm.calls) == 4 and len(harness.checked) == 1  # only WRONG: an unchanged answer is never run
     # a repeat of an earlier attempt is not the model finding nothing to mend: it does not count
     result, llm, _ = run([WRONG, WRONG, FIXED], unchanged=1)
     assert result.status == "fixed" and [a.outcome for a in result.attempts] == ["failed", "repeat", "passed"]

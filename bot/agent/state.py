@@ -99,6 +99,7 @@ class AgentState(TypedDict, total=False):
     attempts: Annotated[list[Attempt], operator.add]
     searches: Annotated[list[SearchRound], operator.add]
     hints: list[str]  # the latest search's passing mutants, when the tests could not choose between them
+    suspects: list[str]  # lines the model named as wrong after unchanged answers, pointed at since (reflect)
     passing: Annotated[list[str], operator.add]  # every search's passing mutants: candidates for the choice
     final: str | None
     stop: StopReason | None

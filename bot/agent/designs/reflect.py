@@ -14,12 +14,13 @@ from typing import Literal
 from langgraph.runtime import Runtime
 
 from bot.agent.context import REPEAT_BOOST, AgentContext
+from bot.agent.designs import suspect
 from bot.agent.options import BLOCKS_FROM
-from bot.agent.source.code import code_hash, extract_function, split_docstring
+from bot.agent.source.code import code_hash, extract_function, split_docstring, target_kind, unwritten
 from bot.agent.source.edit_blocks import apply_blocks
-from bot.agent.state import END, AgentState, Problem
+from bot.agent.state import END, ORIGINAL_SEEN, AgentState, Cost, Problem
 from bot.agent.steps import prompts
-from bot.agent.steps.nodes import Graph, add_samples, ask_many, candidate, spent
+from bot.agent.steps.nodes import Graph, add_samples, ask, ask_many, candidate, spent
 from bot.agent.types import Node
 from bot.llm.types import Completion, Message
 
@@ -36,7 +37,8 @@ def asks_blocks(ctx: AgentContext, state: AgentState) -> bool:
     return len(split_docstring(ctx.target.source)[0].strip("\n").splitlines()) > BLOCKS_FROM
 
 
-def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0) -> AgentState:
+def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0,
+         before: Cost = Cost()) -> AgentState:
     # blocks are written against the attempt the prompt shows, else against the original; either form is read
     bases = tuple(dict.fromkeys((state.get("current") or ctx.target.source, ctx.target.source)))
 
@@ -45,7 +47,7 @@ def _ask(node: Node, messages: list[Message], state: AgentState, ctx: AgentConte
         return got.code, got.problem, got.detail
 
     (done, temp), *extra = ask_many(messages, state, ctx, range(ctx.options.samples), boost)
-    update = candidate(node, done, temp, *parse(done), state, ctx)
+    update = candidate(node, done, temp, *parse(done), state, ctx, before=before)
     update = add_samples(update, extra, state, ctx, parse) if extra else update
     pending = update["pending"]
     if pending is not None and pending.problem == "repeat":  # no new candidate: the budget buys distinct ones
@@ -67,12 +69,22 @@ def reflect(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
 
 
 def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
+    """Ask again, hotter; after an answer that left the code unchanged, first ask which line is wrong and point
+    the request at it (bot/agent/designs/suspect.py)."""
     ctx = runtime.context
     pending = state.get("pending")
     same_as = state["seen"].get(code_hash(pending.code)) if pending and pending.code else None
     feedback = state.get("feedback") or ctx.briefing.summary
-    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"], asks_blocks(ctx, state))
-    return _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST)
+    line, cost, named = None, Cost(), state.get("suspects", [])
+    if same_as == ORIGINAL_SEEN and target_kind(ctx.target.source) != "functions" and not unwritten(ctx.target.source):
+        done, _ = ask(suspect.question(ctx.target, ctx.briefing, feedback, named), state, ctx, boost=REPEAT_BOOST,
+                      max_tokens=suspect.SUSPECT_TOKENS)
+        line, cost = suspect.suspect(done.text, ctx.target, named), Cost().plus(done)
+    messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"], asks_blocks(ctx, state),
+                              suspect=line)
+    update = _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST, before=cost)
+    update["tokens"] += cost.processed_tokens
+    return {**update, "suspects": [*named, line]} if line else update
 
 
 def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:

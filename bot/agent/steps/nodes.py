@@ -35,16 +35,16 @@ Graph = StateGraph[AgentState, AgentContext, AgentState, AgentState]  # what eac
 
 
 def ask(messages: list[Message], state: AgentState, ctx: AgentContext, boost: float = 0.0,
-        tools: Sequence[Tool] = (), sample: int = 0, schema: dict[str, Any] | None = None, retry: int = 0
-        ) -> tuple[Completion, float]:
+        tools: Sequence[Tool] = (), sample: int = 0, schema: dict[str, Any] | None = None, retry: int = 0,
+        max_tokens: int | None = None) -> tuple[Completion, float]:
     """One model call at the schedule's temperature (`sample` k > 0: the call's k-th extra answer, at least
     SAMPLE_TEMPERATURE, its own seed; `retry` r > 0: the r-th time this iteration asks again, its own seed, for
     the same prompt at the same seed gives the same answer); the few-shot bug patterns join the system prompt
     when on. With a `schema`, a model that can generate under one answers with JSON it admits; others answer
-    freely."""
+    freely. `max_tokens`: a shorter answer than the budget's (never a longer one)."""
     temp, seed = _drawn(state, ctx, boost, sample, retry)
     messages = _with_few_shot(messages, ctx)
-    max_tokens = ctx.options.budgets.max_tokens_per_call
+    max_tokens = min(max_tokens or ctx.options.budgets.max_tokens_per_call, ctx.options.budgets.max_tokens_per_call)
     if schema is not None and isinstance(ctx.llm, JsonLLM):
         return ctx.llm.complete_json(messages, schema, temperature=temp, max_tokens=max_tokens, seed=seed), temp
     if not tools:

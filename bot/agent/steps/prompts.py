@@ -252,7 +252,9 @@ def reflect(target: Target, briefing: Briefing, current: str, feedback: str, att
 
 
 def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: str,
-           attempts: list[Attempt], blocks: bool = False) -> list[Message]:
+           attempts: list[Attempt], blocks: bool = False, suspect: str | None = None) -> list[Message]:
+    """Ask again after an answer that repeated code already tried; `suspect`: a line the model named as wrong
+    after an unchanged answer (bot/agent/designs/suspect.py), which the request points at."""
     original = same_as is not None and same_as.kind == "original"
     if original and target_kind(target.source) == "functions":
         caller, *helpers = function_names(target.source)
@@ -265,8 +267,10 @@ def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: s
         ask = "Write the function's body: compute from its arguments what the tests expect it to return."
     elif original:  # the commonest repeat: the model saw no bug and changed nothing
         situation = f"Your answer did not change the function: it is still {ORIGINAL}, which fails:\n{feedback.strip()}"
-        ask = ("The function has a bug. Take the failing test's input, follow it through the code line by line, "
-               "find the line that produces the wrong value, and change that line.")
+        ask = (f"The bug is probably in this line:\n    {suspect}\nChange that line, and only what must change with "
+               "it, so that the failing test passes.") if suspect else \
+            ("The function has a bug. Take the failing test's input, follow it through the code line by line, "
+             "find the line that produces the wrong value, and change that line.")
     else:
         earlier = seen_label(same_as) if same_as is not None else "an earlier attempt"
         situation = f"Your answer was the same code as {earlier}, which fails:\n{feedback.strip()}"
