@@ -20,6 +20,7 @@ from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.testrun import run_tests
 from bot.fix.verify.report import to_markdown
 from bot.llm import Completion
+from bot.llm.errors import PromptTooLong
 from sandbox import open_sandbox
 
 from .fix_examples import EXAMPLES, FIXES
@@ -148,6 +149,28 @@ def test_a_bug_of_fixbot_s_own_in_one_target_does_not_end_the_run(tmp_path, dock
     out = capsys.readouterr().out
     assert "fixbot failed on this target (RuntimeError: an unexpected bug" in out and "Traceback" in out
 
+
+
+class TooLongOnceLLM(ByNameLLM):
+    """Refuses the first prompt as longer than its context, as a backend does (bot/llm/errors.py)."""
+
+    def complete(self, messages, **options) -> Completion:
+        if not self.asked:
+            self.asked.append("too long")
+            raise PromptTooLong("scripted: Requested tokens (4216) exceed context window of 4096")
+        return super().complete(messages, **options)
+
+
+def test_a_prompt_too_long_for_the_model_ends_that_target_not_the_run(tmp_path, docker_client, sandbox_image,
+                                                                       capsys):
+    root = copy_example("helper-bug", tmp_path)
+    llm = TooLongOnceLLM({f.qualname: f.fixed for f in FIXES["helper-bug"]})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm, max_targets=3)
+    first, *rest = result.repairs
+    assert (first.target.qualname, first.stop_reason) == ("apply_discount", "prompt_too_long")
+    assert rest and llm.asked[1:], "the run went on to the next target"
+    assert result.exit_code != 2
+    assert "the prompt for apply_discount does not fit the model's context" in capsys.readouterr().out
 
 
 CALC_BROKEN = "RATE = 0.2\n\n\ndef net(amount):\n    return amount * (1 - RATE\n\n\ndef gross(amount):\n" \

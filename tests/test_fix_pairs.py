@@ -9,6 +9,7 @@ import pytest
 from bot.agent.source.parts import join_parts
 from bot.agent.types import Attempt
 from bot.failures import Failure
+from bot.fix.locate.excerpt import MAX_FUNCTION_LINES
 from bot.fix.locate.spans import code_spans
 from bot.fix.repair.briefing import agent_target, explanation, target_source
 from bot.fix.repair.harness import with_code
@@ -111,6 +112,19 @@ def test_the_pair_is_tried_right_after_the_second_one_span_repair_failed():
     assert next_pair(FILES, [first, not_it], failing, set()) is None
     fixed = _repair(HELPER, status="fixed")
     assert next_pair(FILES, [first, fixed], failing, set()) is None
+
+
+def test_a_function_too_long_to_be_shown_whole_is_never_paired():
+    """A pair is shown to the model whole: a long caller (shown alone, it would be an excerpt) and its helper
+    would not fit the model's context."""
+    long_body = "".join(f"        x{i} = {i}\r\n" for i in range(MAX_FUNCTION_LINES))
+    doc = '        """part as a percentage of whole."""\r\n'
+    long = {**FILES, "stats.py": MODULE.replace(doc, doc + long_body).encode()}
+    caller, helper = target(long, "stats.py", "Stats.percent"), target(long, "stats.py", "ratio")
+    failing = frozenset({"tests/test_s.py::test_percent"})
+    assert caller.end - caller.start + 1 > MAX_FUNCTION_LINES and calls(long, caller, helper)
+    assert next_pair(long, [_repair(caller), _repair(helper)], failing, set()) is None
+    assert next_pair(FILES, [_repair(CALLER), _repair(HELPER)], failing, set()) is not None
 
 
 def test_a_pairs_spans_are_read_again_in_the_files_as_they_are_now():

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from bot.llm import Completion, Message, ensure_bundled_model, open_llm
+from bot.llm.errors import PromptTooLong
 from bot.llm.llama_server import serve_gguf
 from bot.llm.llamacpp_backend import LlamaCppLLM, available_cores
 
@@ -192,3 +193,21 @@ def test_a_text_s_likelihood_is_the_one_a_whole_evaluation_gives(bundled: LlamaC
     bundled.logprobs(prefix, texts)
     after = bundled.complete(REPAIR, temperature=0.0, max_tokens=32, seed=0)
     assert after.text == alone.text and after.cached_tokens <= 1, after
+
+
+LONG = [Message("system", "Answer with one word."), Message("user", "Which word comes last? " + "apple " * 5000)]
+
+
+def test_a_prompt_longer_than_the_context_is_the_prompt_s_failure(bundled: LlamaCppLLM) -> None:
+    """A prompt that does not fit is `PromptTooLong` (one target's evidence was too long, the run goes on:
+    bot/fix/loop.py), not a failure of the model."""
+    with pytest.raises(PromptTooLong, match="exceed context window"):
+        bundled.complete(LONG, max_tokens=8, seed=0)
+
+
+def test_a_server_that_refuses_a_long_prompt_is_the_prompt_s_failure(llama_server: str,
+                                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    llm = open_llm("openai:bundled", api_base=llama_server, timeout_s=120, max_retries=1)
+    with pytest.raises(PromptTooLong, match="HTTP 400"):
+        llm.complete(LONG, max_tokens=8, seed=0)

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from bot.llm import BadAPIKey, LLMRequestFailed, Message, ModelUnavailable
+from bot.llm.errors import PromptTooLong
 from bot.llm.keys import KeyPool, retry_after_s
 from bot.llm.openai_backend import OpenAILLM
 
@@ -276,9 +277,13 @@ def test_an_unknown_model_is_model_unavailable(server: FaultServer) -> None:
 
 def test_a_bad_request_is_not_retried(server: FaultServer) -> None:
     server.script = [status(400, "maximum context length is 4096 tokens")]
-    with pytest.raises(LLMRequestFailed, match="refused the request: HTTP 400 .*maximum context length"):
+    with pytest.raises(PromptTooLong, match="refused the request: HTTP 400 .*maximum context length"):
         llm(server).complete(ASK)
     assert len(server.seen) == 1
+    server.script = [status(400, "temperature must be at most 2")]
+    with pytest.raises(LLMRequestFailed, match="refused the request: HTTP 400 .*temperature") as refused:
+        llm(server).complete(ASK)
+    assert not isinstance(refused.value, PromptTooLong), "only a prompt longer than the context is the prompt's"
 
 
 def test_nothing_listening_is_retried_then_reported() -> None:

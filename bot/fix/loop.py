@@ -37,6 +37,7 @@ from bot.fix.reproduce.runs import (
 from bot.fix.result import MadeBy, RepairStatus, RepairStop, TargetRepair
 from bot.fix.types import CodeTarget
 from bot.fix.work import Work, still_failing, test_roots
+from bot.llm.errors import PromptTooLong
 from sandbox.errors import SandboxError
 
 TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one is untried (see share)
@@ -147,6 +148,9 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
                                      briefing=Briefing(summary=first.feedback, tests=harness.shown),
                                      options=replace(terms, budgets=budgets), seed=seed, progress=_progress(ctx)))
     except RepairInterrupted as exc:
+        if isinstance(exc.__cause__, PromptTooLong):  # this target's evidence, not the model: the next may fit
+            ctx.say(f"  the prompt for {spans[0].qualname} does not fit the model's context ({exc}); going on")
+            return record("not_fixed", "prompt_too_long", exc.attempts)
         repaired = record("not_fixed", "stopped" if exc.stop else "error", exc.attempts)
         if exc.stop:
             work.repairs.append(repaired)

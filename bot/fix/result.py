@@ -17,10 +17,10 @@ EXIT_CODES: dict[FixStatus, int] = {"fixed": 0, "not_fixed": 1, "nothing_to_fix"
 # fixed: verified by the whole suite; regressed: passed its blamed tests, broke others in the whole suite (undone)
 RepairStatus = Literal["fixed", "not_fixed", "regressed"]
 # the agent's own, or why the pipeline ended a repair without it: the blamed tests passed as the code was, a stop
-# (time budget, signal), the model failed, a bug of fixbot's, the search alone fixed it before the model was asked,
-# a method renamed to the name the tests call (bot/fix/repair/renames.py)
-RepairStop = StopReason | Literal["passed_without_change", "stopped", "error", "internal_error", "search_only",
-                                  "renamed"]
+# (time budget, signal), the model failed, its prompt did not fit the model's context, a bug of fixbot's, the search
+# alone fixed it before the model was asked, a method renamed to the name the tests call (bot/fix/repair/renames.py)
+RepairStop = StopReason | Literal["passed_without_change", "stopped", "error", "prompt_too_long", "internal_error",
+                                  "search_only", "renamed"]
 # who wrote a repair's code: the agent's makers (bot/agent/types.py), or the rename step (bot/fix/repair/renames.py)
 MadeBy = FixedBy | Literal["rename"]
 

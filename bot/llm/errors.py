@@ -30,6 +30,11 @@ class LLMRequestFailed(LLMError):
     """A request failed for good: not retryable, or still failing after the last retry."""
 
 
+class PromptTooLong(LLMRequestFailed):
+    """The prompt does not fit the model's context window: a failure of what was asked (one target's evidence),
+    not of the model, so the run can go on with the next target."""
+
+
 class ScriptExhausted(LLMError):
     """A scripted model was asked for more answers than its script holds."""
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from bot.llm.bundled import LOCAL_EXTRA
 from bot.llm.chatml_tools import render, render_chat
-from bot.llm.errors import LLMRequestFailed, ModelUnavailable
+from bot.llm.errors import LLMRequestFailed, ModelUnavailable, PromptTooLong
 from bot.llm.gguf_files import check_gguf, resolve_gguf
 from bot.llm.llamacpp_parallel import MAX_SEQUENCES, allow_sequences, decode_together, evaluate_prompt
 from bot.llm.llamacpp_score import text_logprobs
@@ -186,7 +186,8 @@ class LlamaCppLLM:
             try:
                 out = call()
             except ValueError as exc:  # e.g. "Requested tokens (5000) exceed context window of 4096"
-                raise LLMRequestFailed(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
+                error = PromptTooLong if "context window" in str(exc) else LLMRequestFailed
+                raise error(f"{self.name}: {exc}; shorten the prompt or raise n_ctx") from exc
             after = llama_cpp.llama_perf_context(self._llama.ctx)
             return out, int(after.n_p_eval - before.n_p_eval), max(after.t_p_eval_ms - before.t_p_eval_ms, 0.0) / 1000
 

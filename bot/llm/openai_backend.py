@@ -8,13 +8,14 @@ from __future__ import annotations
 import logging
 import os
 import random
+import re
 import time
 from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from tenacity import RetryCallState, Retrying, retry_if_exception_type
 
-from bot.llm.errors import LLMRequestFailed, ModelUnavailable
+from bot.llm.errors import LLMRequestFailed, ModelUnavailable, PromptTooLong
 from bot.llm.keys import BASE_ENV, KeyPool, resolve_keys, retry_after_s
 from bot.llm.spec import ModelSpec
 from bot.llm.types import Completion, Message, Tool, ToolCall, check_messages
@@ -22,6 +23,9 @@ from bot.llm.types import Completion, Message, Tool, ToolCall, check_messages
 log = logging.getLogger(__name__)
 # The statuses worth another try, as the OpenAI SDK itself judges them.
 TRANSIENT_STATUS = frozenset({408, 409, 429}) | frozenset(range(500, 600))
+# how servers refuse a prompt longer than the model's context (OpenAI's code, vLLM's and llama.cpp server's words)
+TOO_LONG = re.compile(r"context_length_exceeded|maximum context length|exceeds? the available context|context window",
+                      re.I)
 
 
 class _Transient(Exception):
@@ -154,7 +158,8 @@ class OpenAILLM:
         if status == 404:
             raise ModelUnavailable(f"{self.where} does not serve model {self.model!r} (HTTP 404 {detail}); check "
                                    f"the name after 'openai:' and the api base") from exc
-        raise LLMRequestFailed(f"{self.name} at {self.where} refused the request: HTTP {status} {detail}") from exc
+        error = PromptTooLong if status == 400 and TOO_LONG.search(detail) else LLMRequestFailed
+        raise error(f"{self.name} at {self.where} refused the request: HTTP {status} {detail}") from exc
 
     def _wait(self, state: RetryCallState) -> float:
         exc = _exc(state)

@@ -5,13 +5,15 @@ Such a pair is repaired together, as one target of the agent's whose code is bot
 
 A pair is tried right after the second of its one-span repairs failed, when the evidence links the two: both
 were ranked targets that answered for a test that still fails (its traceback frames or its coverage), and the
-caller's code calls the helper by name."""
+caller's code calls the helper by name. The model is shown a pair whole, so each function must be short enough to
+be shown whole (bot/fix/locate/excerpt.py, MAX_FUNCTION_LINES): two long ones would not fit its context."""
 from __future__ import annotations
 
 import ast
 from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
+from bot.fix.locate.excerpt import MAX_FUNCTION_LINES
 from bot.fix.locate.spans import code_spans
 from bot.fix.repair.briefing import target_source
 from bot.fix.result import TargetRepair
@@ -36,6 +38,10 @@ def calls(files: Mapping[str, bytes], caller: CodeTarget, helper: CodeTarget) ->
     called = {n.func.id if isinstance(n.func, ast.Name) else n.func.attr for n in ast.walk(tree)
               if isinstance(n, ast.Call) and isinstance(n.func, (ast.Name, ast.Attribute))}
     return _name(helper) in called
+
+
+def _whole(target: CodeTarget) -> bool:
+    return target.end - target.start + 1 <= MAX_FUNCTION_LINES
 
 
 def pair_key(caller: CodeTarget, helper: CodeTarget) -> PairKey:
@@ -67,6 +73,7 @@ def next_pair(files: Mapping[str, bytes], repairs: Sequence[TargetRepair], remai
             if not tests or pair_key(caller, helper) in tried:
                 continue
             now_caller, now_helper = current(files, caller), current(files, helper)
-            if now_caller is not None and now_helper is not None and calls(files, now_caller, now_helper):
+            if now_caller is not None and now_helper is not None and _whole(now_caller) and _whole(now_helper) \
+                    and calls(files, now_caller, now_helper):
                 return now_caller, now_helper, tests
     return None
