@@ -129,19 +129,24 @@ def test_a_useless_model_leaves_it_not_fixed_and_reports_every_attempt(tmp_path,
     assert len(result.repairs) >= 1 and all(len(r.attempts) == 3 for r in result.repairs if r.attempts)
 
 
-class CrashingOnceLLM(ByNameLLM):
-    """Raises what no model backend raises (a bug of fixbot's own, in effect) the first time it is asked."""
+class RaisingOnceLLM(ByNameLLM):
+    """Raises `error` the first time it is asked: what no model backend raises (a bug of fixbot's own, in effect),
+    or what a backend raises for one prompt."""
+
+    def __init__(self, fixes: dict[str, str], error: Exception) -> None:
+        super().__init__(fixes)
+        self.error = error
 
     def complete(self, messages, **options) -> Completion:
         if not self.asked:
-            self.asked.append("crash")
-            raise RuntimeError("an unexpected bug")
+            self.asked.append("raised")
+            raise self.error
         return super().complete(messages, **options)
 
 
 def test_a_bug_of_fixbot_s_own_in_one_target_does_not_end_the_run(tmp_path, docker_client, sandbox_image, capsys):
     root = copy_example("helper-bug", tmp_path)
-    llm = CrashingOnceLLM({f.qualname: f.fixed for f in FIXES["helper-bug"]})
+    llm = RaisingOnceLLM({f.qualname: f.fixed for f in FIXES["helper-bug"]}, RuntimeError("an unexpected bug"))
     result, _ = fix_example(docker_client, sandbox_image, root, llm, max_targets=3)
     first, *rest = result.repairs
     assert (first.target.qualname, first.stop_reason) == ("apply_discount", "internal_error")
@@ -151,20 +156,11 @@ def test_a_bug_of_fixbot_s_own_in_one_target_does_not_end_the_run(tmp_path, dock
 
 
 
-class TooLongOnceLLM(ByNameLLM):
-    """Refuses the first prompt as longer than its context, as a backend does (bot/llm/errors.py)."""
-
-    def complete(self, messages, **options) -> Completion:
-        if not self.asked:
-            self.asked.append("too long")
-            raise PromptTooLong("scripted: Requested tokens (4216) exceed context window of 4096")
-        return super().complete(messages, **options)
-
-
 def test_a_prompt_too_long_for_the_model_ends_that_target_not_the_run(tmp_path, docker_client, sandbox_image,
                                                                        capsys):
     root = copy_example("helper-bug", tmp_path)
-    llm = TooLongOnceLLM({f.qualname: f.fixed for f in FIXES["helper-bug"]})
+    too_long = PromptTooLong("scripted: Requested tokens (4216) exceed context window of 4096")  # as backends say
+    llm = RaisingOnceLLM({f.qualname: f.fixed for f in FIXES["helper-bug"]}, too_long)
     result, _ = fix_example(docker_client, sandbox_image, root, llm, max_targets=3)
     first, *rest = result.repairs
     assert (first.target.qualname, first.stop_reason) == ("apply_discount", "prompt_too_long")
