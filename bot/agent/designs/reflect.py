@@ -77,8 +77,8 @@ def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
     feedback = state.get("feedback") or ctx.briefing.summary
     line, cost, named = None, Cost(), state.get("suspects", [])
     if same_as == ORIGINAL_SEEN and target_kind(ctx.target.source) != "functions" and not unwritten(ctx.target.source):
-        question = prompts.line_question(ctx.target, ctx.briefing, feedback, named, asks_blocks(ctx, state))
-        done, _ = ask(question, state, ctx, boost=REPEAT_BOOST, max_tokens=suspect.SUSPECT_TOKENS)
+        done, _ = ask(suspect.question(ctx.target, ctx.briefing, feedback, named), state, ctx, boost=REPEAT_BOOST,
+                      max_tokens=suspect.SUSPECT_TOKENS)
         line, cost = suspect.suspect(done.text, ctx.target, named), Cost().plus(done)
     messages = prompts.repeat(ctx.target, ctx.briefing, same_as, feedback, state["attempts"], asks_blocks(ctx, state),
                               suspect=line)

@@ -2,10 +2,10 @@
 the fix again: a small model that sees no bug rewrites the whole function as it was, again and again (hotter
 answers included), but names a line when asked for one line, and changes a line it is pointed at.
 
-In: the model's answer to the question (bot/agent/steps/prompts.py, `line_question`), the target, the lines named
-before. Out: a line of the target's code (stripped), which the next request for a fix points at. Never: a line of
-the docstring, the `def` line or a line named before; a line that is not in the code (the model's quote is
-matched to the code, else nothing); a line picked out of the code written out again (no line was named)."""
+In: the target, its briefing and failure, the lines named before. Out: a line of the target's code (stripped),
+which the next prompt points at, and what the question cost. Never: a line of the docstring, the `def` line or
+a line named before; a line that is not in the code (the model's quote is matched to the code, else nothing).
+"""
 from __future__ import annotations
 
 import difflib
@@ -13,12 +13,24 @@ import re
 from collections.abc import Sequence
 
 from bot.agent.source.code import split_docstring
-from bot.agent.types import Target
+from bot.agent.steps import prompts
+from bot.agent.types import Briefing, Target
+from bot.llm.types import Message
 
+SUSPECT_SYSTEM = """You find the line of buggy Python code that makes its tests fail.
+Reply with that one line, copied exactly as it reads in the code, in a ```python block, and nothing else."""
 SUSPECT_TOKENS = 80  # one line of code, fenced
 CLOSE = 0.8  # how alike a quote must be to a line of the code to stand for it (difflib's ratio)
 _FENCE = re.compile(r"```[\w-]*\n(.*?)(?:```|$)", re.S)
 _COMMENT = re.compile(r"\s+#.*$")  # a trailing comment, which a quote may leave out
+
+
+def question(target: Target, briefing: Briefing, feedback: str, named: Sequence[str]) -> list[Message]:
+    before = ("\nChanging these lines did not fix it, so the bug is elsewhere:\n"
+              + "\n".join(f"    {line}" for line in named) + "\n") if named else ""
+    return [Message("system", SUSPECT_SYSTEM),
+            Message("user", f"{prompts.task(target, briefing)}\n\nThe tests fail:\n{feedback.strip()}\n{before}\n"
+                            f"Which line of the code is wrong? Reply with that line only.")]
 
 
 def candidates(target: Target, named: Sequence[str]) -> list[str]:
@@ -34,8 +46,6 @@ def suspect(answer: str, target: Target, named: Sequence[str]) -> str | None:
     """The line of the code the answer names: its first line that is one of `candidates`, or close to one."""
     found = _FENCE.search(answer)
     quoted = [line.strip() for line in (found.group(1) if found else answer).splitlines() if line.strip()]
-    if any(line.startswith(("def ", "async def ")) for line in quoted):
-        return None  # the code written out again: no line named
     lines = candidates(target, named)
     bare = {_COMMENT.sub("", line): line for line in reversed(lines)}  # the first line of each code wins
     for quote in quoted[:3]:

@@ -278,18 +278,6 @@ def repeat(target: Target, briefing: Briefing, same_as: Seen | None, feedback: s
     return _follow_up(target, briefing, situation, attempts, ask, blocks=blocks)
 
 
-def line_question(target: Target, briefing: Briefing, feedback: str, named: Sequence[str],
-                  blocks: bool = False) -> list[Message]:
-    """Which line is wrong, asked after an unchanged answer (bot/agent/designs/suspect.py). The system prompt and
-    the task are those of the requests for a fix, so the backend's prompt cache keeps them for both."""
-    before = ("\nChanging these lines did not fix it, so the bug is elsewhere:\n"
-              + "\n".join(f"    {line}" for line in named) + "\n") if named else ""
-    return [Message("system", _system(target, blocks)),
-            Message("user", f"{task(target, briefing)}\n\nThe tests fail:\n{feedback.strip()}\n{before}\n"
-                            "Do not write the code yet. Which line of it is wrong? Reply with that one line only, "
-                            "copied exactly, in a ```python block.")]
-
-
 def syntax(target: Target, briefing: Briefing, problem: str, blocks: bool = False) -> list[Message]:
     if blocks:
         return [Message("system", BLOCKS_SYSTEM),
