@@ -120,7 +120,6 @@ def _crash_report(output: str) -> str:
     return "\n".join([f"The test process crashed ({fatal.group(0)}) here (innermost last):", *reversed(project)])
 
 
-
 def in_words(failure: Failure) -> str | None:
     """A failed comparison said with its direction: "So `f(None)` gave `0.0`; the test expects `None`." unittest
     prints `0.0 != None`, which does not say which side the code computed: a small model read it the wrong way

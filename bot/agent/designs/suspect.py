@@ -55,4 +55,3 @@ def suspect(answer: str, target: Target, named: Sequence[str]) -> str | None:
         if close:
             return bare[close[0]]
     return None
-
