@@ -125,6 +125,9 @@ def run_fixbot(cmd: list[str], out: Path, log: Path, args: Namespace) -> dict:
             "families": [s.get("family") or "?" for r in repairs if r.get("status") == "fixed"
                          for s in r.get("searches", ()) if s.get("fixed")],
             "outcomes": dict(Counter(a.get("outcome") for r in repairs for a in r.get("attempts", ()))),
+            # of those, the answers whose prompt pointed at a line the model named (the suspect-line question)
+            "pointed": dict(Counter(a.get("outcome") for r in repairs for a in r.get("attempts", ())
+                                    if a.get("pointed"))),
             "patch": patch.read_text() if patch.exists() else ""}
 
 
@@ -288,8 +291,8 @@ def failed_row(bug: Bug, head: dict, config: dict, exc: Exception) -> dict:
     return {**head, **config, "id": bug.id, "project": bug.project, "split": bug.split, "verdict": "no verdict",
             "reproduced": None, "why_not_reproduced": "", "judge_error": error, "suite": {}, "exit_code": None,
             "status": "bench error", "message": "", "reason": error, "seconds": 0.0, "overran": False,
-            "model_calls": 0, "made_by": [], "families": [], "outcomes": {}, "stubs_written": 0, "patch_lines": 0,
-            "patch_applies": None,
+            "model_calls": 0, "made_by": [], "families": [], "outcomes": {}, "pointed": {}, "stubs_written": 0,
+            "patch_lines": 0, "patch_applies": None,
             "exposing_pass": None, "regressions": [], "flaky_with_patch": [], "set_aside": {}, "files": [],
             "developer_files": [], "functions": [], "developer_functions": [], "same_functions": None,
             "anti_patterns": [],

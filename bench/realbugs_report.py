@@ -65,7 +65,8 @@ def summarize(rows: list[dict]) -> dict:
             "holdout": dict(Counter(r["verdict"] for r in held)) | {"exit 2": sum(r["exit_code"] == 2 for r in held)},
             "set_aside": dict(sum((Counter(r["set_aside"]) for r in rows), Counter())),
             "families": dict(Counter(f for r in dev if r["verdict"] == "fixed" for f in r.get("families", ()))),
-            "outcomes": dict(sum((Counter(r.get("outcomes", {})) for r in rows), Counter()))}
+            "outcomes": dict(sum((Counter(r.get("outcomes", {})) for r in rows), Counter())),
+            "pointed": dict(sum((Counter(r.get("pointed", {})) for r in rows), Counter()))}
 
 
 def _cell(value: object) -> str:
@@ -96,6 +97,9 @@ def notes(summary: dict) -> list[str]:
     if summary.get("outcomes"):
         lines.append("model answers, over all bugs, by how they ended: " +
                      ", ".join(f"{k} {n}" for k, n in sorted(summary["outcomes"].items(), key=lambda kn: -kn[1])))
+    if summary.get("pointed"):
+        lines.append("of those, answers pointed at a line the model named as wrong: " +
+                     ", ".join(f"{k} {n}" for k, n in sorted(summary["pointed"].items(), key=lambda kn: -kn[1])))
     aside = summary["set_aside"]
     if aside:
         lines.append("tests set aside by the judge, over all bugs: " +

@@ -90,6 +90,7 @@ def test_repeating_the_buggy_code_goes_to_the_repeat_node():
     assert "The bug is probably in this line:\n    return a - b\n" in asked and "does not fix it" not in asked
     assert result.attempts[1].temperature >= 0.4  # repeat raises the temperature
     assert result.attempts[1].completion_tokens == sum(len(a.split()) for a in llm.answers[1:3])
+    assert [a.pointed for a in result.attempts] == ["", "return a - b"]  # the report says where it was sent
 
 
 def test_a_line_named_before_is_not_named_again():
@@ -98,6 +99,7 @@ def test_a_line_named_before_is_not_named_again():
     unchanged = f"```python\n{BUGGY}```"
     result, llm, _ = run([unchanged, "return a - b", unchanged, "return a - b", unchanged, "x = 1", FIXED])
     assert [a.outcome for a in result.attempts] == ["repeat", "repeat", "repeat", "passed"]
+    assert [a.pointed for a in result.attempts] == ["", "return a - b", "", ""]  # an untested answer keeps it too
     second_question, second_fix = llm.calls[3][-1].content, llm.calls[4][-1].content
     assert "Changing these lines did not fix it, so the bug is elsewhere:\n    return a - b" in second_question
     assert "The bug is probably in this line" not in second_fix and "line by line" in second_fix

@@ -20,7 +20,7 @@ def test_a_run_the_model_did_not_fix_says_how_each_answer_failed():
     attempts = (_attempt(1, "draft", wrong, "failed", "tests/t.py:5: in test\nE  assert 'C' == 'A'\n"),
                 _attempt(2, "syntax", None, "unapplied", "The SEARCH block matches no lines of the code: the code "
                                                           "has no line `if mark > 90:`."),
-                _attempt(3, "repeat", wrong, "repeat", "attempt 1"))
+                dataclasses.replace(_attempt(3, "repeat", wrong, "repeat", "attempt 1"), pointed="return 'A'"))
     base = fix_result(status="not_fixed")
     repair = dataclasses.replace(base.repairs[0], status="not_fixed", stop_reason="iterations", attempts=attempts,
                                  fixed=None)
@@ -30,6 +30,7 @@ def test_a_run_the_model_did_not_fix_says_how_each_answer_failed():
     assert "1 failed the tests" in md and "1 did not apply" in md and "1 repeated code already tried" in md
     assert "- if score > 90:; + if score > 89:" in md and "assert 'C' == 'A'" in md
     assert "has no line `if mark > 90:`" in md
+    assert "| 3 | repeat, pointed at `return 'A'` |" in md  # the line the suspect-line question named
 
 
 def test_a_fixed_run_lists_its_attempts_without_the_summary():

@@ -56,6 +56,7 @@ class Pending:
     alternatives: tuple[Sample, ...] = ()  # more answers to the same prompt, tested in the same batch
     answer: str = ""  # what the model said, when the design keeps it with a tested attempt (thought-patch)
     votes: int = 1  # answers to the same prompt that gave this same code (Sample.votes)
+    pointed: str = ""  # Attempt.pointed
 
     def plus(self, cost: Cost) -> Pending:
         return replace(self, prompt_tokens=self.prompt_tokens + cost.prompt_tokens,

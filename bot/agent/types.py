@@ -116,6 +116,7 @@ class Attempt:
     # the model's answer as it came, kept when it could not be tested (no code, or code already tried), and always
     # for thought-patch (its plan, then its edit): what a person studying the failures needs
     answer: str = ""
+    pointed: str = ""  # the line of code the prompt pointed the model at (reflect's suspect-line question)
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -9,6 +9,7 @@ In: the agent's context (target, briefing, model) and state. Out: the nodes and 
 (bot/agent/graph.py). Never: a candidate tested twice, or a model call past a budget."""
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Literal
 
 from langgraph.runtime import Runtime
@@ -84,7 +85,16 @@ def repeat(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:
                               suspect=line)
     update = _ask("repeat", messages, state, ctx, boost=REPEAT_BOOST, before=cost)
     update["tokens"] += cost.processed_tokens
-    return {**update, "suspects": [*named, line]} if line else update
+    return _pointed_at(update, line, named) if line else update
+
+
+def _pointed_at(update: AgentState, line: str, named: list[str]) -> AgentState:
+    """`update` with the line its prompt pointed at, on its candidate and on the attempts it recorded (the
+    report says where each answer was sent), and the line among those named."""
+    pending = update["pending"]
+    return {**update, "suspects": [*named, line],
+            "pending": replace(pending, pointed=line) if pending is not None else None,
+            "attempts": [replace(a, pointed=line) for a in update.get("attempts", [])]}
 
 
 def syntax(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:

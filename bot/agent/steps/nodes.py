@@ -144,7 +144,8 @@ def candidate(node: Node, done: Completion, temp: float, code: str | None, probl
 def attempt(iteration: int, p: Pending, outcome: Outcome, feedback: str, changed: int | None = None) -> Attempt:
     return Attempt(iteration=iteration, node=p.node, code=p.code, outcome=outcome, feedback=feedback,
                    prompt_tokens=p.prompt_tokens, completion_tokens=p.completion_tokens, latency_s=p.latency_s,
-                   temperature=p.temperature, changed_lines=changed, answer=p.answer, prompt_eval_s=p.prompt_eval_s)
+                   temperature=p.temperature, changed_lines=changed, answer=p.answer, prompt_eval_s=p.prompt_eval_s,
+                   pointed=p.pointed)
 
 
 def test(state: AgentState, runtime: Runtime[AgentContext]) -> AgentState:

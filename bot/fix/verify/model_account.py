@@ -34,7 +34,8 @@ def why(attempt: Attempt) -> str:
 
 
 def attempt_lines(repairs: Sequence[TargetRepair]) -> list[str]:
-    """The attempts table: what each answer changed, how it ended and why, and what it cost."""
+    """The attempts table: what each answer changed (and the line its prompt pointed at), how it ended and why,
+    and what it cost."""
     rows = [(r, a) for r in repairs for a in r.attempts]
     if not rows:
         return []
@@ -42,7 +43,8 @@ def attempt_lines(repairs: Sequence[TargetRepair]) -> list[str]:
              "|---|---|---|---|---|---|---|---|"]
     for r, a in rows:
         changed = change(r.original, a.code) if a.code and r.original else "-"
-        lines.append(f"| {r.where} | {a.iteration} | {a.node} | {_cell(changed)} | {a.outcome} | "
+        node = f"{a.node}, pointed at `{a.pointed}`" if a.pointed else a.node
+        lines.append(f"| {r.where} | {a.iteration} | {_cell(node)} | {_cell(changed)} | {a.outcome} | "
                      f"{_cell(why(a)) if a.outcome != 'passed' else ''} | {a.prompt_tokens}+{a.completion_tokens} | "
                      f"{a.latency_s:.1f} |")
     return [*lines, ""]
