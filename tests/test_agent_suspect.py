@@ -22,6 +22,7 @@ TARGET = Target("parse", CODE)
     ("```python\n        return 0.0  # nothing given\n```", "return 0.0  # nothing given"),
     ("The wrong line is:\n```\nreturn 0.0\n```", "return 0.0  # nothing given"),  # close enough to stand for it
     ("if not text:", "if not text:"),
+    ("```text\nif not text:\n```", "if not text:"),  # a fence of another tag: its lines, not the fence's
     ("```python\ndef parse(text):\n    return float(text.rstrip('s'))\n```", 'return float(text.rstrip("s"))'),
 ])
 def test_the_quote_is_matched_to_a_line_of_the_code(answer: str, line: str) -> None:

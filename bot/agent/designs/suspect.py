@@ -12,6 +12,7 @@ import difflib
 import re
 from collections.abc import Sequence
 
+from bot.agent.source.blocks import code_blocks
 from bot.agent.source.code import split_docstring
 from bot.agent.steps import prompts
 from bot.agent.types import Briefing, Target
@@ -21,7 +22,6 @@ SUSPECT_SYSTEM = """You find the line of buggy Python code that makes its tests 
 Reply with that one line, copied exactly as it reads in the code, in a ```python block, and nothing else."""
 SUSPECT_TOKENS = 80  # one line of code, fenced
 CLOSE = 0.8  # how alike a quote must be to a line of the code to stand for it (difflib's ratio)
-_FENCE = re.compile(r"```[\w-]*\n(.*?)(?:```|$)", re.S)
 _COMMENT = re.compile(r"\s+#.*$")  # a trailing comment, which a quote may leave out
 
 
@@ -44,8 +44,8 @@ def candidates(target: Target, named: Sequence[str]) -> list[str]:
 
 def suspect(answer: str, target: Target, named: Sequence[str]) -> str | None:
     """The line of the code the answer names: its first line that is one of `candidates`, or close to one."""
-    found = _FENCE.search(answer)
-    quoted = [line.strip() for line in (found.group(1) if found else answer).splitlines() if line.strip()]
+    quoted = [line.strip() for line in code_blocks(answer)[0].splitlines()  # a fence of another tag: its lines
+              if line.strip() and not line.strip().startswith("```")]  # from the whole answer, without the fences
     lines = candidates(target, named)
     bare = {_COMMENT.sub("", line): line for line in reversed(lines)}  # the first line of each code wins
     for quote in quoted[:3]:
