@@ -44,6 +44,22 @@ def test_a_deleted_raise_or_loop_update_is_named_and_a_changed_one_is_not():
     assert anti_patterns(stub.replace('("shorten")', ""), written) == ()
 
 
+def test_a_deleted_guard_is_named_and_a_changed_or_merged_one_is_not():
+    guard = ("def join(base, path):\n    if not base.startswith('http'):\n        return None\n"
+             "    return base + path\n")
+    assert anti_patterns(guard, guard.replace("return None", "pass")) == ("deletes-guard",)
+    assert anti_patterns(guard, "def join(base, path):\n    return base + path\n") == ("deletes-guard",)
+    assert anti_patterns(guard, guard.replace("'http'", "('http', 'rtmp')")) == ()  # the guard fixed
+    skip = ("def total(xs):\n    t = 0\n    for x in xs:\n        if x is None:\n            continue\n"
+            "        t += x\n    return t\n")
+    assert anti_patterns(skip, skip.replace("            continue\n", "            pass\n")) == ("deletes-guard",)
+    two = ("def f(a, b):\n    if a is None:\n        return 0\n    if b is None:\n        return 0\n"
+           "    return a + b\n")
+    merged = "def f(a, b):\n    if a is None or b is None:\n        return 0\n    return a + b\n"
+    assert anti_patterns(two, merged) == ()  # both conditions still guard
+    assert anti_patterns(two, "def f(a, b):\n    return 0 if a is None or b is None else a + b\n") == ()
+
+
 def test_what_the_function_already_had_is_never_held_against_the_change():
     guarded = "def f(x):\n    try:\n        return int(x)\n    except ValueError:\n        return 0\n"
     assert anti_patterns(guarded, guarded.replace("int(x)", "int(x.strip())")) == ()

@@ -13,7 +13,11 @@ One rule per class of wrong fix:
                        `count > 2`, is how many real bugs are fixed, and is not named);
   deletes-check        a `raise` or `assert` of the function removed: the path the failure points at, deleted
                        (a stub's `raise NotImplementedError`, which an implementation replaces, is not a check);
-  deletes-loop-update  an assignment to a name a `while` loop's test reads removed from the loop's body.
+  deletes-loop-update  an assignment to a name a `while` loop's test reads removed from the loop's body;
+  deletes-guard        a guard clause's exit (`if ...: return`, `continue` or `break`, alone in its body)
+                       removed: its body turned to `pass`, or the `if` deleted with its condition (a guard merged
+                       into another's condition, or its condition moved into an expression, keeps it). Tan et
+                       al.'s "delete a CFG exit node": the input the guard turned away now runs on.
 
 In: the function's source before and after (one span, dedented or not), and the failing tests' source. Out: the
 rules the change breaks, in this order. Never: a judgement of the change's correctness otherwise; a rule fires only
@@ -25,7 +29,8 @@ import textwrap
 from collections import Counter
 from collections.abc import Iterable
 
-RULES = ("swallows-exception", "early-exit", "special-cases-test", "deletes-check", "deletes-loop-update")
+RULES = ("swallows-exception", "early-exit", "special-cases-test", "deletes-check", "deletes-loop-update",
+         "deletes-guard")
 WHY = {  # each rule's class of wrong fix, as the model is told when its candidate is refused
     "swallows-exception": "it catches an exception and does nothing with it, which hides the failure instead of "
                           "fixing its cause",
@@ -35,7 +40,10 @@ WHY = {  # each rule's class of wrong fix, as the model is told when its candida
     "deletes-check": "it deletes a `raise` or `assert`, the path the failure points at, instead of fixing why it "
                      "is reached",
     "deletes-loop-update": "it deletes the update of a variable the loop's condition reads",
+    "deletes-guard": "it deletes a guard's `return`, `continue` or `break`, so the input the guard turned "
+                     "away now runs on, instead of fixing what that input gets wrong",
 }
+_EXITS = (ast.Return, ast.Continue, ast.Break)  # a deleted `raise` is deletes-check's
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -177,6 +185,25 @@ def _loop_updates(tree: ast.AST) -> Counter[str]:
     return found
 
 
+def _guards(tree: ast.AST) -> Counter[str]:
+    """The conditions of the guard clauses: an `if` without `else` whose body is one exit statement."""
+    return _dumps(n.test for n in ast.walk(tree) if isinstance(n, ast.If) and not n.orelse and len(n.body) == 1
+                  and isinstance(n.body[0], _EXITS))
+
+
+def _deletes_guard(before: ast.AST, after: ast.AST) -> bool:
+    """Fewer guards, and a lost guard's condition is now an `if` that does nothing or gone from the code (a guard
+    whose condition was changed, a fix of the guard, leaves as many guards)."""
+    old, new = _guards(before), _guards(after)
+    lost = old - new
+    if not lost or sum(new.values()) >= sum(old.values()):
+        return False
+    emptied = _dumps(n.test for n in ast.walk(after) if isinstance(n, ast.If)
+                     and all(isinstance(s, ast.Pass) for s in n.body))
+    present = _dumps(n for n in ast.walk(after) if isinstance(n, ast.expr))
+    return any(emptied[test] or not present[test] for test in lost)
+
+
 def anti_patterns(before: str, after: str, tests: str = "") -> tuple[str, ...]:
     """The rules (RULES) the change from `before` to `after` breaks; `tests`: the failing tests' source."""
     old, new = _parse(before), _parse(after)
@@ -194,6 +221,8 @@ def anti_patterns(before: str, after: str, tests: str = "") -> tuple[str, ...]:
         found.append("deletes-check")
     if _loop_updates(old) - _loop_updates(new):
         found.append("deletes-loop-update")
+    if _deletes_guard(old, new):
+        found.append("deletes-guard")
     return tuple(found)
 
 
