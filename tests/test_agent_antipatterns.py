@@ -52,12 +52,16 @@ def test_a_deleted_guard_is_named_and_a_changed_or_merged_one_is_not():
     assert anti_patterns(guard, guard.replace("'http'", "('http', 'rtmp')")) == ()  # the guard fixed
     skip = ("def total(xs):\n    t = 0\n    for x in xs:\n        if x is None:\n            continue\n"
             "        t += x\n    return t\n")
-    assert anti_patterns(skip, skip.replace("            continue\n", "            pass\n")) == ("deletes-guard",)
+    assert anti_patterns(skip, skip.replace("            continue\n", "            pass\n")) == ()  # a filter
     two = ("def f(a, b):\n    if a is None:\n        return 0\n    if b is None:\n        return 0\n"
            "    return a + b\n")
     merged = "def f(a, b):\n    if a is None or b is None:\n        return 0\n    return a + b\n"
     assert anti_patterns(two, merged) == ()  # both conditions still guard
     assert anti_patterns(two, "def f(a, b):\n    return 0 if a is None or b is None else a + b\n") == ()
+    fib = ("def fib(n):\n    if n < 2:\n        return n\n    if n == 2:\n        return 2\n"
+           "    return fib(n - 1) + fib(n - 2)\n")
+    assert anti_patterns(fib, fib.replace("    if n == 2:\n        return 2\n", "")) == ()  # a wrong special case
+    assert anti_patterns(fib, fib.replace("    if n < 2:\n        return n\n", "")) == ("deletes-guard",)
 
 
 def test_what_the_function_already_had_is_never_held_against_the_change():

@@ -14,10 +14,11 @@ One rule per class of wrong fix:
   deletes-check        a `raise` or `assert` of the function removed: the path the failure points at, deleted
                        (a stub's `raise NotImplementedError`, which an implementation replaces, is not a check);
   deletes-loop-update  an assignment to a name a `while` loop's test reads removed from the loop's body;
-  deletes-guard        a guard clause's exit (`if ...: return`, `continue` or `break`, alone in its body)
-                       removed: its body turned to `pass`, or the `if` deleted with its condition (a guard merged
-                       into another's condition, or its condition moved into an expression, keeps it). Tan et
-                       al.'s "delete a CFG exit node": the input the guard turned away now runs on.
+  deletes-guard        a guard clause's `return` (`if ...: return ...`, alone in its body) removed: its body
+                       turned to `pass`, or the `if` deleted with its condition (a guard merged into another's
+                       condition, or its condition moved into an expression, keeps it; a special case,
+                       `if n == 2: return 2`, is no guard). Tan et al.'s "delete a CFG exit node": the input the
+                       guard turned away now runs on.
 
 In: the function's source before and after (one span, dedented or not), and the failing tests' source. Out: the
 rules the change breaks, in this order. Never: a judgement of the change's correctness otherwise; a rule fires only
@@ -40,10 +41,9 @@ WHY = {  # each rule's class of wrong fix, as the model is told when its candida
     "deletes-check": "it deletes a `raise` or `assert`, the path the failure points at, instead of fixing why it "
                      "is reached",
     "deletes-loop-update": "it deletes the update of a variable the loop's condition reads",
-    "deletes-guard": "it deletes a guard's `return`, `continue` or `break`, so the input the guard turned "
+    "deletes-guard": "it deletes a guard's `return`, so the input the guard turned "
                      "away now runs on, instead of fixing what that input gets wrong",
 }
-_EXITS = (ast.Return, ast.Continue, ast.Break)  # a deleted `raise` is deletes-check's
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
 
@@ -185,13 +185,24 @@ def _loop_updates(tree: ast.AST) -> Counter[str]:
     return found
 
 
-def _guards(tree: ast.AST) -> Counter[str]:
-    """The conditions of the guard clauses: an `if` without `else` whose body is one exit statement."""
+def _special_case(node: ast.If, parameters: set[str]) -> bool:
+    """`if n == 2: return 2`: a literal answer for one literal value of an argument. Deleting it is how a wrong
+    special case is fixed (special-cases-test's converse), and it lets on one input, not a class of them."""
+    compares = [n for n in ast.walk(node.test) if isinstance(n, ast.Compare)]
+    return bool(compares) and _returns_literal(node.body) and all(
+        _matches_input(c, parameters) and any(isinstance(s, ast.Constant) for s in c.comparators) for c in compares)
+
+
+def _guards(tree: ast.Module) -> Counter[str]:
+    """The conditions of the guard clauses: an `if` without `else` whose body is one `return`, other than a special
+    case. A loop's `if ...: continue` is a filter, not a guard: a wrong filter is a bug of its own (skip-none's
+    converse), and deleting it is a fix as often as not."""
+    parameters = _parameters(_function(tree))
     return _dumps(n.test for n in ast.walk(tree) if isinstance(n, ast.If) and not n.orelse and len(n.body) == 1
-                  and isinstance(n.body[0], _EXITS))
+                  and isinstance(n.body[0], ast.Return) and not _special_case(n, parameters))
 
 
-def _deletes_guard(before: ast.AST, after: ast.AST) -> bool:
+def _deletes_guard(before: ast.Module, after: ast.Module) -> bool:
     """Fewer guards, and a lost guard's condition is now an `if` that does nothing or gone from the code (a guard
     whose condition was changed, a fix of the guard, leaves as many guards)."""
     old, new = _guards(before), _guards(after)
