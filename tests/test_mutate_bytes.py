@@ -57,6 +57,17 @@ def test_parameters_are_decoded_at_the_top_of_the_body_one_at_a_time_and_all_at_
     assert not [m for m in ranked_mutants(source, "join") if m.operator == "decode"]
 
 
+def test_a_conversion_of_what_is_already_bytes_or_str_is_dropped():
+    """`'bytes' object has no attribute 'encode'`: the code converts what its callers (or a model's edit) now hand
+    it as bytes; each conversion is dropped, one at a time, only when the failure shows bytes."""
+    source = ("def parse(data, names):\n    for n in names:\n        data = data.replace(n.encode('ascii'), b'')\n"
+              "    return fromstring(data.encode('utf-8'))\n")
+    evidence = Evidence(bytes_shown=True)
+    dropped = [m.source for m in ranked_mutants(source, "parse", evidence=evidence) if m.operator == "drop-codec"]
+    assert dropped == [source.replace("n.encode('ascii')", "n"), source.replace("data.encode('utf-8')", "data")]
+    assert not [m for m in ranked_mutants(source, "parse") if m.operator == "drop-codec"]
+
+
 def test_the_search_decodes_the_bytes_the_tests_give_before_the_model_is_asked(tmp_path, docker_client,
                                                                                sandbox_image):
     root = make_repo(tmp_path / "urls", {"urls.py": URLJOIN, "tests/test_urls.py": URLJOIN_TESTS})

@@ -5,7 +5,10 @@ Only when the failure shows bytes (`bytes_shown`): a `b'...'` literal or the wor
 shows (`isinstance(data, bytes)`), or an error that names bytes. Then
 - each parameter, and all of them at once, decoded at the top of the body:
   `if isinstance(p, bytes): p = p.decode('utf-8')`;
-- each returned value, and all of them at once, encoded: `return x` -> `return x.encode('utf-8')`.
+- each returned value, and all of them at once, encoded: `return x` -> `return x.encode('utf-8')`;
+- each `.encode(...)` or `.decode(...)` call dropped, `x.encode('utf-8')` -> `x`: code that converts a value
+  which is already what it needs (`'bytes' object has no attribute 'encode'`), once its callers or a model's
+  edit hand it the other type.
 
 And when the failure is a UnicodeEncodeError or UnicodeDecodeError (a file written or read in the locale's
 encoding, which is not UTF-8 everywhere): each text-mode `open(...)`, `x.open(...)`, `read_text()` and
@@ -35,11 +38,19 @@ def bytes_shown(feedback: str) -> bool:
 
 
 def bytes_edits(text: Text, func: ast.AST) -> Iterator[tuple[str, Edit]]:
-    """Decoded parameters, then encoded return values (see the module's docstring)."""
+    """Decoded parameters, encoded return values, then dropped conversions (see the module's docstring)."""
     if not isinstance(func, (ast.FunctionDef, ast.AsyncFunctionDef)):
         return
     yield from (("decode", e) for e in _decode_edits(text, func))
     yield from (("encode", e) for e in _encode_edits(text, func))
+    yield from (("drop-codec", e) for e in _dropped_conversions(text, func))
+
+
+def _dropped_conversions(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Edit]:
+    for call in _own_nodes(func):
+        if isinstance(call, ast.Call) and isinstance(call.func, ast.Attribute) \
+                and call.func.attr in ("encode", "decode"):
+            yield *text.span(call), paren(text.segment(call.func.value))
 
 
 def _decode_edits(text: Text, func: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[Edit]:
