@@ -151,10 +151,25 @@ def _diff_lines(before: str, after: str) -> list[str]:
             if line[:1] in "+-" and not line.startswith(("+++", "---"))]
 
 
+CHANGE_LINES = 4  # diff lines in an attempt's one-line summary
+CHANGE_REGION_LINES = 2  # of those, removed lines and added lines of one changed region, each
+
+
 def change(before: str, after: str) -> str:
-    """One attempt in a line or two: what it changed."""
-    diff = _diff_lines(before, after)
-    return "; ".join(line.strip() if len(line) < 90 else line[:87] + "..." for line in diff[:4]) or "no change"
+    """One attempt in a line or two: what it changed. Each changed region shows its first removed lines, then its
+    first added ones, so a change that rewrote a long block is read by what it put instead, not by what it
+    took away alone."""
+    old, new = before.splitlines(), after.splitlines()
+    shown: list[str] = []
+    for op, i1, i2, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if op != "equal":
+            shown += [f"-{line}" for line in old[i1:i2][:CHANGE_REGION_LINES]]
+            shown += [f"+{line}" for line in new[j1:j2][:CHANGE_REGION_LINES]]
+    return "; ".join(_short(line) for line in shown[:CHANGE_LINES]) or "no change"
+
+
+def _short(line: str) -> str:
+    return line.strip() if len(line) < 90 else line[:87] + "..."
 
 
 def tried_lines(target: Target, attempts: list[Attempt]) -> list[str]:
