@@ -65,6 +65,16 @@ def test_the_excerpt_holds_the_traceback_line_and_goes_back_byte_for_byte():
     assert part.expand(fixed) == REPORT.replace(BUGGY_LINE, FIXED_LINE)
 
 
+def test_the_model_reads_what_binds_the_names_of_the_excerpt_then_the_lines_just_above_it():
+    """`stats = {}` is 40 lines above the loop: shown, by relevance, before the lines just above; a name a
+    comprehension binds for itself (`o`) binds nothing the excerpt reads."""
+    part = excerpt(REPORT, {LOOP + 1: 1.0})
+    assert part is not None
+    above = part.preamble.splitlines()
+    assert above[:2] == ["    stats = {}", "    # ..."]
+    assert above[2:] == REPORT.splitlines()[part.first - 12:part.first]  # PREAMBLE_LINES just above
+
+
 def test_an_answer_without_the_docstring_or_with_other_indentation_goes_back_in_place():
     part = excerpt(REPORT, {LOOP + 1: 1.0})
     assert part is not None

@@ -31,6 +31,8 @@ MAX_FUNCTION_LINES = 40
 MAX_EXCERPT_LINES = 24
 MIN_EXCERPT_LINES = 8
 PREAMBLE_LINES = 12  # of the function's lines just above the excerpt, shown to the model as context
+DEFINITIONS = 3  # statements further up that bind names the excerpt reads, shown too
+DEFINITION_LINES = 12  # the longest such statement shown
 HOT = 3.0  # a line the traceback shows: where it failed outweighs a few lines that merely ran
 NAMED = 0.5  # a line's score for using a word of the failing assertion
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -56,9 +58,19 @@ class Excerpt:
 
     @property
     def preamble(self) -> str:
-        """The function's lines just above the excerpt (what defines the names it uses), for the model to read."""
+        """The function's lines above the excerpt that the model reads beside it: the statements further up that
+        bind a name the excerpt reads (a table, a pattern, a helper it uses), then the lines just above it; a gap
+        between them is marked `# ...`."""
         lines = self.whole.splitlines(True)
-        return "".join(lines[max(self.head, self.first - PREAMBLE_LINES):self.first])
+        near = max(self.head, self.first - PREAMBLE_LINES)
+        picked = sorted({i for first, stop in _definitions(self.whole, self.first, self.stop, near)
+                         for i in range(first, stop)} | set(range(near, self.first)))
+        shown: list[str] = []
+        for k, i in enumerate(picked):
+            if k and i != picked[k - 1] + 1:
+                shown.append(f"{self.body_indent}# ...\n")
+            shown.append(lines[i])
+        return "".join(shown)
 
     def expand(self, code: str) -> str:
         """The whole function with the body of `code` (a repaired excerpt) in place of the excerpt."""
@@ -102,6 +114,46 @@ class Excerpt:
     @staticmethod
     def _move(line: str, old: str, new: str) -> str:
         return new + line[len(old):] if line.startswith(old) and line.strip() else line
+
+
+def _definitions(whole: str, first: int, stop: int, near: int) -> list[tuple[int, int]]:
+    """The 0-based line ranges of the body's statements that end above line `near` and bind a name the lines
+    `first` to `stop` read: the last binding of each name, at most DEFINITIONS of them, each at most
+    DEFINITION_LINES long."""
+    func = _function(ast.parse(whole))
+    if func is None:
+        return []
+    read = {n.id for n in ast.walk(func) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load)
+            and first < n.lineno <= stop}
+    found: dict[str, tuple[int, int]] = {}
+    for stmt in _statements(func):
+        span = (stmt.lineno - 1, stmt.end_lineno or stmt.lineno)
+        if span[1] <= near and span[1] - span[0] <= DEFINITION_LINES:
+            found.update((name, span) for name in _bound(stmt) & read)
+    return sorted(set(found.values()))[-DEFINITIONS:]
+
+
+def _bound(stmt: ast.stmt) -> set[str]:
+    """The names a statement of the body binds: assigned, imported, or defined (a nested function's or class's own
+    names aside)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+        return {stmt.name}
+    names: set[str] = set()
+    todo: list[ast.AST] = [stmt]
+    while todo:
+        node = todo.pop()
+        if isinstance(node, _OWN_SCOPE):
+            continue  # a comprehension's or a lambda's names are its own
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.Import, ast.ImportFrom)):
+            names.update((a.asname or a.name).split(".")[0] for a in node.names)
+        todo.extend(ast.iter_child_nodes(node))
+    return names
+
+
+_OWN_SCOPE = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.FunctionDef,
+              ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _function(tree: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
@@ -203,5 +255,6 @@ def excerpt_for(root: str, files: Mapping[str, bytes], run: TestRun, target: Cod
 def excerpt_context(agent: Target, part: Excerpt) -> str:
     """What the model reads around the excerpt: the module's imports, then the lines of the function above it."""
     above = textwrap.dedent(part.preamble).strip("\n")
-    note = f"# {agent.name}, the lines just above the part shown as the function:\n{above}" if above else ""
+    note = (f"# {agent.name}, lines above the part shown as the function (what binds names it reads, then the "
+            f"lines just above it):\n{above}") if above else ""
     return "\n\n".join(text for text in (agent.context, note) if text)
