@@ -58,6 +58,11 @@ def test_a_deleted_guard_is_named_and_a_changed_or_merged_one_is_not():
     merged = "def f(a, b):\n    if a is None or b is None:\n        return 0\n    return a + b\n"
     assert anti_patterns(two, merged) == ()  # both conditions still guard
     assert anti_patterns(two, "def f(a, b):\n    return 0 if a is None or b is None else a + b\n") == ()
+    close = ("def close(xs, t):\n    for a in xs:\n        for b in xs:\n"
+             "            if a is not b and abs(a - b) < t:\n                return True\n    return False\n")
+    folded = "def close(xs, t):\n    return any(abs(a - b) < t for a in xs for b in xs if a is not b)\n"
+    assert anti_patterns(close, folded) == ()  # a rewrite that folds the guard into an expression
+    assert anti_patterns(close, "def close(xs, t):\n    return t == 0.3\n") == ()  # a rewrite: not this rule's
     fib = ("def fib(n):\n    if n < 2:\n        return n\n    if n == 2:\n        return 2\n"
            "    return fib(n - 1) + fib(n - 2)\n")
     assert anti_patterns(fib, fib.replace("    if n == 2:\n        return 2\n", "")) == ()  # a wrong special case

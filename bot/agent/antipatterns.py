@@ -14,11 +14,11 @@ One rule per class of wrong fix:
   deletes-check        a `raise` or `assert` of the function removed: the path the failure points at, deleted
                        (a stub's `raise NotImplementedError`, which an implementation replaces, is not a check);
   deletes-loop-update  an assignment to a name a `while` loop's test reads removed from the loop's body;
-  deletes-guard        a guard clause's `return` (`if ...: return ...`, alone in its body) removed: its body
-                       turned to `pass`, or the `if` deleted with its condition (a guard merged into another's
-                       condition, or its condition moved into an expression, keeps it; a special case,
-                       `if n == 2: return 2`, is no guard). Tan et al.'s "delete a CFG exit node": the input the
-                       guard turned away now runs on.
+  deletes-guard        the change is a guard clause's `return` (`if ...: return ...`, alone in its body)
+                       deleted and nothing else: its body turned to `pass`, or the `if` removed (a special
+                       case, `if n == 2: return 2`, is no guard; a rewrite that also changes other code is not
+                       read as one). Tan et al.'s "delete a CFG exit node": the input the guard turned away now
+                       runs on.
 
 In: the function's source before and after (one span, dedented or not), and the failing tests' source. Out: the
 rules the change breaks, in this order. Never: a judgement of the change's correctness otherwise; a rule fires only
@@ -26,6 +26,7 @@ on what the change adds or removes, never on what the function already had."""
 from __future__ import annotations
 
 import ast
+import copy
 import textwrap
 from collections import Counter
 from collections.abc import Iterable
@@ -193,26 +194,32 @@ def _special_case(node: ast.If, parameters: set[str]) -> bool:
         _matches_input(c, parameters) and any(isinstance(s, ast.Constant) for s in c.comparators) for c in compares)
 
 
-def _guards(tree: ast.Module) -> Counter[str]:
-    """The conditions of the guard clauses: an `if` without `else` whose body is one `return`, other than a special
-    case. A loop's `if ...: continue` is a filter, not a guard: a wrong filter is a bug of its own (skip-none's
-    converse), and deleting it is a fix as often as not."""
-    parameters = _parameters(_function(tree))
-    return _dumps(n.test for n in ast.walk(tree) if isinstance(n, ast.If) and not n.orelse and len(n.body) == 1
-                  and isinstance(n.body[0], ast.Return) and not _special_case(n, parameters))
-
-
 def _deletes_guard(before: ast.Module, after: ast.Module) -> bool:
-    """Fewer guards, and a lost guard's condition is now an `if` that does nothing or gone from the code (a guard
-    whose condition was changed, a fix of the guard, leaves as many guards)."""
-    old, new = _guards(before), _guards(after)
-    lost = old - new
-    if not lost or sum(new.values()) >= sum(old.values()):
-        return False
-    emptied = _dumps(n.test for n in ast.walk(after) if isinstance(n, ast.If)
-                     and all(isinstance(s, ast.Pass) for s in n.body))
-    present = _dumps(n for n in ast.walk(after) if isinstance(n, ast.expr))
-    return any(emptied[test] or not present[test] for test in lost)
+    """The change is exactly a guard deleted: `after` is `before` with one guard's body turned to `pass`, or
+    with the guard's `if` removed (or turned to `pass`, where it was alone in its block). A rewrite that also
+    changes other code is not read as one (a correct rewrite may fold a guard into an expression)."""
+    parameters = _parameters(_function(before))
+    target = ast.dump(after)
+    guards = [n for n in ast.walk(before) if isinstance(n, ast.If) and not n.orelse and len(n.body) == 1
+              and isinstance(n.body[0], ast.Return) and not _special_case(n, parameters)]
+    return any(ast.dump(_GuardDeleted(guard, how).visit(copy.deepcopy(before))) == target
+               for guard in guards for how in ("emptied", "removed", "passed"))
+
+
+class _GuardDeleted(ast.NodeTransformer):
+    """A tree with one guard (found by its position) emptied, removed or replaced by `pass`."""
+
+    def __init__(self, guard: ast.If, how: str) -> None:
+        self.at, self.how = (guard.lineno, guard.col_offset), how
+
+    def visit_If(self, node: ast.If) -> ast.AST | None:
+        self.generic_visit(node)
+        if (node.lineno, node.col_offset) != self.at:
+            return node
+        if self.how == "emptied":
+            node.body = [ast.Pass()]
+            return node
+        return None if self.how == "removed" else ast.Pass()
 
 
 def anti_patterns(before: str, after: str, tests: str = "") -> tuple[str, ...]:
