@@ -199,9 +199,11 @@ def _deletes_guard(before: ast.Module, after: ast.Module) -> bool:
     with the guard's `if` removed (or turned to `pass`, where it was alone in its block). A rewrite that also
     changes other code is not read as one (a correct rewrite may fold a guard into an expression)."""
     parameters = _parameters(_function(before))
-    target = ast.dump(after)
     guards = [n for n in ast.walk(before) if isinstance(n, ast.If) and not n.orelse and len(n.body) == 1
               and isinstance(n.body[0], ast.Return) and not _special_case(n, parameters)]
+    if not guards:
+        return False  # the common case, checked for every candidate: no dump of the whole function
+    target = ast.dump(after)
     return any(ast.dump(_GuardDeleted(guard, how).visit(copy.deepcopy(before))) == target
                for guard in guards for how in ("emptied", "removed", "passed"))
 
