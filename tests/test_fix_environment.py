@@ -189,6 +189,21 @@ def test_a_setup_command_that_fails_quotes_its_output_and_the_next_run_says_the_
     assert any("failed on an earlier run; not trying it again (`docker rmi fixbot-env:" in line for line in logs[1])
 
 
+def test_a_setup_command_killed_by_a_signal_is_not_remembered(built):
+    """A build killed from outside (Ctrl-C, `docker kill`, the OOM killer) says nothing about the requirements: the
+    next run builds again instead of failing at once on a marker."""
+    killed = (f"echo 'run {uuid.uuid4().hex}' >/dev/null; echo 'half done'; kill -KILL $$",)
+    messages, logs = [], []
+    for _ in range(2):
+        logs.append([])
+        with pytest.raises(DependencyInstallFailed) as caught:
+            built(checkout({"a.py": unique()}), EnvRequest(setup=killed), log=logs[-1].append)
+        messages.append(str(caught.value))
+    assert "was killed by signal 9 (exit 137)" in messages[0], messages[0]
+    assert caught.value.transient
+    assert not any("earlier run" in line for log in logs for line in log), logs
+
+
 def test_setup_commands_replace_inference(built):
     project = checkout({"requirements.txt": "fixbot-no-such-package-xyz==1.0\n", "a.py": unique()})
     env = built(project, EnvRequest(setup=("pip install six==1.16.0",)))

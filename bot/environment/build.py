@@ -66,7 +66,8 @@ class DependencyInstallFailed(UserError):
         super().__init__(message)
         self.last_line = last_line
         self.needs_compiler = needs_compiler  # a dependency compiles from source and the build had no C toolchain
-        self.transient = transient  # the index failed, not the requirements: not to be remembered as a failure
+        # the index failed or the step was killed, not the requirements: not to be remembered as a failure
+        self.transient = transient
 
 
 # what a build without a C toolchain says when a dependency compiles from source
@@ -75,10 +76,20 @@ NO_COMPILER = re.compile(r"command '[\w./-]*(?:gcc|cc|g\+\+)' failed|unable to e
                          r"error: Microsoft Visual C\+\+|compiler (?:cc|gcc) not found")
 
 
+def _killed(result: CommandResult) -> int | None:
+    """The signal that ended the step (a shell's 128+N, or Docker's negative code), or None if it exited itself.
+    A kill (Ctrl-C, `docker kill`, the kernel's OOM killer) says nothing about the requirements."""
+    if result.exit_code < 0:
+        return -result.exit_code
+    return result.exit_code - 128 if 128 < result.exit_code <= 128 + 64 else None
+
+
 def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
     tail = [line for line in result.output.splitlines() if line.strip()][-QUOTED_LINES:]
     quoted = "\n".join(f"    {line}" for line in tail) or "    (no output)"
-    why = f"took more than {STEP_TIMEOUT_S} s" if result.timed_out else f"exited with {result.exit_code}"
+    signal = _killed(result)
+    why = f"took more than {STEP_TIMEOUT_S} s" if result.timed_out else \
+        f"was killed by signal {signal} (exit {result.exit_code})" if signal else f"exited with {result.exit_code}"
     hint = ""
     if re.search(r"\b(401|403)\b.*(Unauthorized|Forbidden)|credentials", result.output, re.I):
         hint = ("\n  the index asked for credentials: give them in the index URL of pip's configuration "
@@ -86,7 +97,8 @@ def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
     return DependencyInstallFailed(f"setting up the test environment failed: {what} {why}:\n{quoted}{hint}",
                                    last_line=tail[-1].strip() if tail else why,
                                    needs_compiler=bool(NO_COMPILER.search(result.output)),
-                                   transient=result.timed_out or bool(TRANSIENT.search(result.output)))
+                                   transient=result.timed_out or signal is not None
+                                   or bool(TRANSIENT.search(result.output)))
 
 
 def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str, ...]:

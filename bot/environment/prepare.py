@@ -224,7 +224,7 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
                                         attempt.as_of, log, done)
             except DependencyInstallFailed as failure:
                 exc = failure
-                if exc.transient:  # the index failed: another way to build would fail the same way
+                if exc.transient:  # the index failed or the build was killed: not the requirements' fault
                     raise
                 _mark_failed(client, base, tag, exc)
         first = first or exc
