@@ -75,6 +75,20 @@ def test_the_model_reads_what_binds_the_names_of_the_excerpt_then_the_lines_just
     assert above[2:] == REPORT.splitlines()[part.first - 12:part.first]  # PREAMBLE_LINES just above
 
 
+def test_a_helper_defined_under_a_condition_far_up_is_shown_beside_the_excerpt_that_calls_it():
+    helper = ("    if orders:\n"
+              "        def kind_of(order):\n"
+              "            return order.get(\"kind\", \"book\")\n"
+              "    else:\n"
+              "        kind_of = None\n")
+    source = REPORT.replace('    stats = {}\n', '    stats = {}\n' + helper).replace(
+        'totals[order["kind"]]', 'totals[kind_of(order)]')
+    loop = source.splitlines().index('    for order in orders:') + 1
+    part = excerpt(source, {loop + 1: 1.0})
+    assert part is not None
+    assert part.preamble.splitlines()[:7] == ["    stats = {}", *helper.splitlines(), "    # ..."]
+
+
 def test_an_answer_without_the_docstring_or_with_other_indentation_goes_back_in_place():
     part = excerpt(REPORT, {LOOP + 1: 1.0})
     assert part is not None

@@ -136,12 +136,13 @@ def _definitions(whole: str, first: int, stop: int, near: int) -> list[tuple[int
 def _bound(stmt: ast.stmt) -> set[str]:
     """The names a statement of the body binds: assigned, imported, or defined (a nested function's or class's own
     names aside)."""
-    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        return {stmt.name}
     names: set[str] = set()
     todo: list[ast.AST] = [stmt]
     while todo:
         node = todo.pop()
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)  # also one defined under an `if` or a `try`
+            continue
         if isinstance(node, _OWN_SCOPE):
             continue  # a comprehension's or a lambda's names are its own
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -152,8 +153,7 @@ def _bound(stmt: ast.stmt) -> set[str]:
     return names
 
 
-_OWN_SCOPE = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda, ast.FunctionDef,
-              ast.AsyncFunctionDef, ast.ClassDef)
+_OWN_SCOPE = (ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp, ast.Lambda)
 
 
 def _function(tree: ast.Module) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
