@@ -7,6 +7,7 @@ import statistics
 from collections import Counter
 
 from common import aligned
+from rows import speed_summary
 
 COLUMNS = (("bugs", "total"), ("reproduced", "reproduced"), ("fixed", "fixed"), ("rate", "rate"),
            ("by search", "search"), ("by model", "model"), ("search on model", "search-on-model"),
@@ -83,7 +84,7 @@ def head() -> list[str]:
 
 def notes(summary: dict) -> list[str]:
     """The lines under the table: the dev bugs a reader checks first, one by one; the holdout's only as counts."""
-    lines = [f"commit(s) {', '.join(summary['commits'])} · {'; '.join(summary['speeds'])}"]
+    lines = [f"commit(s) {', '.join(summary['commits'])} · {speed_summary(summary['speeds'])}"]
     if any(summary["holdout"].values()):
         lines.append("holdout, counted only: " + ", ".join(f"{n} {k}" for k, n in sorted(summary["holdout"].items())
                                                            if n))

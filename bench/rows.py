@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import time
 from pathlib import Path
@@ -36,6 +37,30 @@ def rows_path(bench: str, commit: str, out: Path) -> Path:
 def stamp(bench: str, commit: str, speed: str | None) -> dict:
     return {"bench": bench, "commit": commit, "date": time.strftime("%Y-%m-%d %H:%M"),
             "speed": speed or "model speed: not measured"}
+
+
+SPEED = re.compile(r"model speed here: (\d+) prompt / ([\d.]+) generated tok/s (.*)")
+
+
+def speed_summary(lines: set[str] | list[str]) -> str:
+    """The speed lines of a run's rows as one line: a run in slices over several sessions has one line per session,
+    told here as the range of prompt and generated speeds, per setting (threads and workers)."""
+    ranges: dict[str, list[tuple[int, float]]] = {}
+    other = []
+    for line in sorted(set(lines)):
+        match = SPEED.fullmatch(line)
+        if match:
+            ranges.setdefault(match[3], []).append((int(match[1]), float(match[2])))
+        else:
+            other.append(line)
+    for setting, speeds in ranges.items():
+        if len(speeds) == 1:
+            other.append(f"model speed here: {speeds[0][0]} prompt / {speeds[0][1]:.1f} generated tok/s {setting}")
+            continue
+        prompt, generated = [p for p, _ in speeds], [g for _, g in speeds]
+        other.append(f"model speed here, {len(speeds)} sessions: {min(prompt)}-{max(prompt)} prompt / "
+                     f"{min(generated):.1f}-{max(generated):.1f} generated tok/s {setting}")
+    return "; ".join(sorted(other))
 
 
 def read_rows(path: Path, key: str) -> dict[str, dict]:

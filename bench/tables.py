@@ -19,7 +19,7 @@ from pathlib import Path
 import realbugs_report
 import realbugs_reproduce
 from realbugs_corpus import DEFAULT_DATA, BenchError, load_manifest
-from rows import REPO, RESULTS
+from rows import REPO, RESULTS, speed_summary
 
 README = REPO / "README.md"
 BEGIN, END = "<!-- bench/tables.py: begin -->", "<!-- bench/tables.py: end -->"
@@ -125,9 +125,8 @@ def render(commit: str | None, markdown: bool) -> str:
         path, rows = found
         head, table, notes = section(bench, path, rows)
         commits = sorted({r["commit"] for r in rows})
-        speeds = sorted({r["speed"] for r in rows})
         shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
-        where = f"rows `{shown}` · commit {', '.join(commits)} · `{command}` · {'; '.join(speeds)}"
+        where = f"rows `{shown}` · commit {', '.join(commits)} · `{command}` · {speed_summary([r['speed'] for r in rows])}"
         if markdown:
             out += [f"**{TITLES[bench]}**", "", *md_table(head, table), "", *(f"- {n}" for n in notes),
                     f"- {where}", ""]

@@ -17,7 +17,7 @@ from realbugs_changes import changed_spans, identical, spans_between
 from realbugs_corpus import BenchError, Bug, Bundles, SuiteCommand, load_manifest, select, suite_command
 from realbugs_report import console_table, summarize
 from realbugs_score import SetAside, SuiteOutcome, judge, score_bug, tree_files
-from rows import append_row, code_commit, read_rows, rows_path, stamp
+from rows import append_row, code_commit, read_rows, rows_path, speed_summary, stamp
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -385,6 +385,15 @@ def test_a_commit_is_dirty_for_changed_code_and_not_for_rows_written_beside_it(t
     assert rows.code_commit() == clean
     (tmp_path / "bench" / "x.py").write_text("x = 2\n")
     assert rows.code_commit() == clean + "+dirty"
+
+
+def test_a_runs_speed_lines_over_several_sessions_are_one_range_per_setting():
+    tail = "generated tok/s per process (2 thread(s) each, 1 worker(s))"
+    lines = [f"model speed here: 104 prompt / 14.5 {tail}", f"model speed here: 80 prompt / 12.0 {tail}",
+             f"model speed here: 87 prompt / 11.3 {tail}", f"model speed here: 80 prompt / 12.0 {tail}"]
+    assert speed_summary(lines) == f"model speed here, 3 sessions: 80-104 prompt / 11.3-14.5 {tail}"
+    assert speed_summary(lines[:1]) == lines[0]
+    assert speed_summary(["model speed: not measured", lines[1]]) == f"{lines[1]}; model speed: not measured"
 
 
 def test_the_tables_come_from_the_newest_rows_and_rewrite_readmes_section(tmp_path, monkeypatch):
