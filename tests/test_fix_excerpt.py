@@ -98,6 +98,11 @@ def test_an_answer_without_the_docstring_or_with_other_indentation_goes_back_in_
     assert part.expand("not python at all (") == "not python at all ("  # the tests will say why
     above = "".join(REPORT.splitlines(True)[part.first - 2:part.first])  # two lines above the excerpt, repeated
     assert part.expand("def report(orders):\n" + above + body) == REPORT.replace(BUGGY_LINE, FIXED_LINE)
+    repeated = "def report(orders):\n" + part.preamble + body  # the context repeated, `# ...` and all
+    assert "    # ...\n" in part.preamble
+    assert part.expand(repeated) == REPORT.replace(BUGGY_LINE, FIXED_LINE)
+    definitions = part.preamble.split("    # ...\n")[0]
+    assert part.expand("def report(orders):\n" + definitions + body) == REPORT.replace(BUGGY_LINE, FIXED_LINE)
     whole_fixed = REPORT.replace(BUGGY_LINE, FIXED_LINE)
     assert part.expand(whole_fixed) == whole_fixed  # an answer that rewrote the whole function is taken whole
 

@@ -33,6 +33,7 @@ MIN_EXCERPT_LINES = 8
 PREAMBLE_LINES = 12  # of the function's lines just above the excerpt, shown to the model as context
 DEFINITIONS = 3  # statements further up that bind names the excerpt reads, shown too
 DEFINITION_LINES = 12  # the longest such statement shown
+GAP = "# ..."  # in the preamble, between lines that are not neighbours
 HOT = 3.0  # a line the traceback shows: where it failed outweighs a few lines that merely ran
 NAMED = 0.5  # a line's score for using a word of the failing assertion
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")
@@ -68,7 +69,7 @@ class Excerpt:
         shown: list[str] = []
         for k, i in enumerate(picked):
             if k and i != picked[k - 1] + 1:
-                shown.append(f"{self.body_indent}# ...\n")
+                shown.append(f"{self.body_indent}{GAP}\n")
             shown.append(lines[i])
         return "".join(shown)
 
@@ -101,19 +102,33 @@ class Excerpt:
 
     def _without_above(self, new: list[str]) -> list[str]:
         """The answer without the lines above the excerpt that it repeated at its start (the model read them in
-        the context): they are still there in the function."""
+        the context, as the preamble or as the function's lines): they are still there in the function."""
         lines = self.whole.splitlines()
-        above, first = [line.strip() for line in lines[self.head:self.first]], lines[self.first].strip()
+        first = lines[self.first].strip()
         said = [line.strip() for line in new]
-        for k in range(min(len(above), len(said) - 1), 0, -1):
-            # a short run is the preamble only when the excerpt's own first line follows it
-            if said[:k] == above[-k:] and (k >= 3 or said[k] == first):
-                return new[k:]
+        preamble = [line.strip() for line in self.preamble.splitlines()]
+        further_up = preamble[:len(preamble) - preamble[::-1].index(GAP) - 1] if GAP in preamble else []
+        for above in ([line.strip() for line in lines[self.head:self.first]],  # the function's lines just above
+                      [line for line in preamble if line != GAP],  # the preamble, as the context showed it
+                      [line for line in further_up if line != GAP]):  # its definitions alone
+            cut = _repeated(said, above, first)
+            if cut:
+                return new[cut:]
         return new
 
     @staticmethod
     def _move(line: str, old: str, new: str) -> str:
         return new + line[len(old):] if line.startswith(old) and line.strip() else line
+
+
+def _repeated(said: list[str], above: list[str], first: str) -> int:
+    """How many of the answer's first lines (stripped) repeat the end of `above`, gap markers among them included;
+    a short run counts only when the excerpt's own first line follows it."""
+    kept = [i for i, line in enumerate(said) if line != GAP]
+    for k in range(min(len(above), len(kept) - 1), 0, -1):
+        if [said[i] for i in kept[:k]] == above[-k:] and (k >= 3 or said[kept[k]] == first):
+            return kept[k]
+    return 0
 
 
 def _definitions(whole: str, first: int, stop: int, near: int) -> list[tuple[int, int]]:
