@@ -130,7 +130,7 @@ def register(sub: argparse._SubParsersAction) -> None:
                     "flaky), ranks the functions to blame (traceback frames, the failing assertion's calls, per-test "
                     "coverage), repairs them with the agent, re-runs the whole suite, and writes fix.patch, "
                     "report.json and report.md. Exit status: 0 fixed, 1 not fixed, 2 bad input, 3 nothing to fix "
-                    "(all green, or flaky).")
+                    "(all green, flaky, or every failure the environment's: a missing module, the network).")
     parser.add_argument("path", metavar="PATH", help="the repository's top directory")
     parser.add_argument("--test-cmd", metavar="CMD",
                         help='the pytest or unittest command (default: the whole suite as the project\'s CI runs '

@@ -291,7 +291,7 @@ def _sweep(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> Non
     """The mutation search alone on each ranked target before any model call: a one-edit fix of the second or
     third target takes seconds, and would otherwise wait behind the first target's model calls (up to a minute
     each on a CPU). In rounds: the SWEEP_FIRST best-ranked mutants of every target (the rare, precise edits rank
-    first: a caught exception, an uncalled function), then the rest of each target's `slow_mutants`, then up to
+    first: a misspelt name, a caught exception), then the rest of each target's `slow_mutants`, then up to
     SWEEP_WIDER times that many, so that a long first target does not spend the sweep before the others are
     tried, and where mutants are cheap (a fraction of a second each on a project that imports fast) many more of
     them are tried before the model's first call, which takes as long as hundreds of them. Takes at most

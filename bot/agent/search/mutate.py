@@ -6,7 +6,7 @@ the search knows the failure (`ranked_mutants`), a None it shows used as an obje
 shows it (`if x is None: continue`, or a comprehension's `if x is not None`), a statement the traceback shows
 raising a builtin exception wrapped in try/except, and parameters decoded from bytes when the failure shows bytes
 given; then the families of bot/agent/search/operators.py in the order of its `OPERATORS`:
-a name that a lambda returns instead of calling it; comparison, arithmetic and boolean operator swaps; dropped
+comparison, arithmetic and boolean operator swaps; dropped
 operands; constants +-1, then every bool negated at once; edits of regular expressions (bot/agent/search/regex.py);
 missing None checks (bot/agent/search/guards.py); swapped calls from small families (min/max, any/all, ...), a
 sort reversed; +-1 on range/slice/index bounds; removed or inserted `not`/`-`/`abs`; another variable of the same
