@@ -37,3 +37,27 @@ def test_a_fixed_run_lists_its_attempts_without_the_summary():
     md = to_markdown(fix_result())
     assert "## What the model could not do" not in md
     assert "| 2 | reflect | - if score > 90:; + if score >= 90: | passed |  |" in md
+
+
+def test_tests_failing_here_that_the_ci_log_does_not_name_are_listed_apart_and_left_out_of_the_pr():
+    """With `--from-log`, the repair is for the tests the CI log names: the sandbox may fail more (they needed the
+    network the CI had). They are not the PR's failing tests, and report.md lists them apart, by id."""
+    from bot.failures import Failure
+    from bot.github import body as render
+
+    from .test_github_publish import TEST_ID
+
+    base = fix_result()
+    others = tuple(Failure(f"tests/test_net.py::test_fetch_{i}", "tests/test_net.py", 3, "fetch()", None, None,
+                           "URLError", "no network") for i in range(23))
+    result = dataclasses.replace(base, failures=base.failures + others, failing=(TEST_ID,))
+    md = to_markdown(result)
+    mine, _, theirs = md.partition("## Failing here too, not named by the CI log (left alone: 23)")
+    assert f"- `{TEST_ID}`" in mine and "test_fetch_" not in mine.split("## Failing tests")[1]
+    assert "- `tests/test_net.py::test_fetch_19`" in theirs and "test_fetch_20" not in theirs
+    assert "- ... and 3 more" in theirs
+    assert render.title(result).endswith(f"({TEST_ID})")
+    text = render.body(result, signature="0" * 12, run_url=None)
+    assert "1 failing test in" in text and "test_fetch_" not in text
+    whole = to_markdown(dataclasses.replace(result, failing=()))  # nothing repaired: every failure, as it failed
+    assert "Failing here too" not in whole and "- `tests/test_net.py::test_fetch_22` (tests/test_net.py:3)" in whole

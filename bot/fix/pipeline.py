@@ -69,9 +69,9 @@ def fix(checkout: Checkout, ctx: FixRun, options: FixOptions = DEFAULT_OPTIONS, 
                           round(time.monotonic() - started + ctx.setup_s, 2),
                           round(sum(a.prompt_eval_s for a in attempts), 2))
         return FixResult(status=status, message=message, runs=tuple(ctx.runs), timings=timings, failures=work.failures,
-                         flaky=work.flaky, offline=work.offline, lacking=work.lacking, environment=work.environment,
-                         held_back=work.held_back, env_changes=work.env_changes,
-                         targets=tuple(work.ranked),
+                         failing=tuple(sorted(work.failing)), flaky=work.flaky, offline=work.offline,
+                         lacking=work.lacking, environment=work.environment, held_back=work.held_back,
+                         env_changes=work.env_changes, targets=tuple(work.ranked),
                          repairs=tuple(work.swept + work.repairs), repository=checkout.root,
                          test_command=str(options.test_command), model=model, **more)
 
@@ -121,7 +121,7 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
     if not fixed or work.remaining:
         pairs = f" and {len(work.pairs)} caller-helper pair(s)" if work.pairs else ""
         why = (f"{len(work.remaining)} test(s) still fail after trying {len(work.tried)} target(s){pairs}"
-               if time.monotonic() < deadline else
+               f"{'' if work.tried else _nothing_to_blame(work)}" if time.monotonic() < deadline else
                f"the time budget ({options.wall_s:g} s) ran out with {len(work.remaining)} test(s) still failing")
         return done("not_fixed", why, best=best_attempt(work))
     diff = make_patch(work.checkout.files, work.files)
@@ -137,3 +137,12 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
         else "; the whole suite passes"
     return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s){rest}",
                 explanation=why, diff=diff, changed_lines=changed)
+
+
+def _nothing_to_blame(work: Work) -> str:
+    """Why no target was tried: no traceback frame or covered line of project code in the failing tests (they fail
+    before reaching it: in a test helper, a fixture, a mock of a name the project lacks). The first one's error
+    says where."""
+    first = next((f for f in work.failures if f.test_id in work.remaining), None)
+    where = f" (first: {first.test_id}: {first.error_line[:200]})" if first else ""
+    return f": nothing in their tracebacks or coverage points at project code{where}"

@@ -102,7 +102,9 @@ class FixResult:
     test_command: str
     model: str
     message: str  # one line for the console
-    failures: tuple[Failure, ...] = ()
+    failures: tuple[Failure, ...] = ()  # every test that failed in the sandbox before any change
+    # the failing tests the repair was for: the ones the CI log names (all without a log), less those set aside
+    failing: tuple[str, ...] = ()
     flaky: tuple[str, ...] = ()
     offline: tuple[str, ...] = ()  # failing tests that tried to reach another machine: set aside, never fixed
     lacking: tuple[str, ...] = ()  # failing tests that ran a program the sandbox does not have: set aside too

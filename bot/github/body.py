@@ -32,7 +32,8 @@ def _function(result: FixResult) -> str:
 
 
 def _tests(result: FixResult) -> list[str]:
-    return sorted({f.test_id for f in result.failures})
+    """The failing tests the change is for: not the ones the sandbox failed apart from the CI log's."""
+    return sorted(result.failing) if result.failing else sorted({f.test_id for f in result.failures})
 
 
 def title(result: FixResult) -> str:
@@ -122,10 +123,11 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
             "green in fixbot's sandbox. "
             "Please review before merging.", ""]
     failures = ["#### Failing tests", ""]
-    for f in result.failures[:_MAX_FAILURES]:
+    shown = [f for f in result.failures if f.test_id in tests]
+    for f in shown[:_MAX_FAILURES]:
         failures += [_failure(f), ""]
-    if len(result.failures) > _MAX_FAILURES:
-        failures += [f"- … and {len(result.failures) - _MAX_FAILURES} more", ""]
+    if len(shown) > _MAX_FAILURES:
+        failures += [f"- … and {len(shown) - _MAX_FAILURES} more", ""]
     cause = ["#### Root cause", "", fence(clip(result.explanation, _EXPLANATION_CHARS), "text"), ""] \
         if result.explanation.strip() else []
     if result.held_back:  # the green suite was this environment's: the maintainer's newest installs fail more

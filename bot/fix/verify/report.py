@@ -11,6 +11,8 @@ from bot.fix.result import BestAttempt, FixResult
 from bot.fix.types import EnvCause
 from bot.fix.verify.model_account import attempt_lines, model_summary
 
+MAX_OTHERS = 20  # tests failing here that the CI log does not name, listed by id
+
 
 def _fence(text: str, lang: str = "") -> str:
     ticks = "````" if "```" in text else "```"  # text from the repository cannot close our block
@@ -23,16 +25,7 @@ def to_markdown(result: FixResult) -> str:
              f"- time: {result.timings.total_s:.0f} s (setup {result.timings.setup_s:.0f} s, test runs "
              f"{result.timings.tests_s:.0f} s, model {result.timings.model_s:.0f} s, of which evaluating prompts "
              f"{result.timings.prompt_eval_s:.0f} s)", ""]
-    if result.failures:
-        lines += ["## Failing tests", ""]
-        for f in result.failures:
-            where = f" ({f.file}:{f.line})" if f.file else ""
-            lines.append(f"- `{f.test_id}`{where}: {f.error_type or 'failure'}")
-            if f.assertion:
-                lines.append(f"  - assertion: `{f.assertion}`")
-            if f.actual is not None or f.expected is not None:
-                lines.append(f"  - actual `{f.actual}`, expected `{f.expected}`")
-        lines.append("")
+    lines += _failure_lines(result)
     if result.flaky:
         flaky = [f"- `{t}`" for t in result.flaky]
         lines += ["## Flaky (failed once, passed on the re-run; not fixed)", "", *flaky, ""]
@@ -72,6 +65,30 @@ def to_markdown(result: FixResult) -> str:
         lines += [f"| {r.purpose} | {r.passed} | {len(r.failed)} | {r.duration_s:.1f} |" for r in result.runs]
         lines.append("")
     return "\n".join(lines)
+
+
+def _failure_lines(result: FixResult) -> list[str]:
+    """The failing tests the repair was for, each with its assertion; then, by id only, the tests that fail in the
+    sandbox too but that the CI log does not name (left alone). With nothing to repair, every failure."""
+    repaired = set(result.failing)
+    shown = [f for f in result.failures if f.test_id in repaired] if repaired else list(result.failures)
+    lines = ["## Failing tests", ""] if shown else []
+    for f in shown:
+        where = f" ({f.file}:{f.line})" if f.file else ""
+        lines.append(f"- `{f.test_id}`{where}: {f.error_type or 'failure'}")
+        if f.assertion:
+            lines.append(f"  - assertion: `{f.assertion}`")
+        if f.actual is not None or f.expected is not None:
+            lines.append(f"  - actual `{f.actual}`, expected `{f.expected}`")
+    if shown:
+        lines.append("")
+    apart = {*result.flaky, *result.offline, *result.lacking, *(t for c in result.environment for t in c.tests)}
+    others = [f.test_id for f in result.failures if repaired and f.test_id not in repaired | apart]
+    if others:
+        more = [f"- ... and {len(others) - MAX_OTHERS} more"] if len(others) > MAX_OTHERS else []
+        lines += [f"## Failing here too, not named by the CI log (left alone: {len(others)})", "",
+                  *(f"- `{t}`" for t in others[:MAX_OTHERS]), *more, ""]
+    return lines
 
 
 def environment_lines(causes: tuple[EnvCause, ...]) -> list[str]:
