@@ -62,12 +62,14 @@ class DependencyInstallFailed(UserError):
     """The project or its declared dependencies could not be installed; the message quotes pip."""
 
     def __init__(self, message: str, last_line: str = "", needs_compiler: bool = False,
-                 transient: bool = False) -> None:
+                 transient: bool = False, killed: bool = False) -> None:
         super().__init__(message)
         self.last_line = last_line
         self.needs_compiler = needs_compiler  # a dependency compiles from source and the build had no C toolchain
-        # the index failed or the step was killed, not the requirements: not to be remembered as a failure
-        self.transient = transient
+        self.transient = transient  # the index failed, not the requirements: another way would fail the same way
+        # the step was killed from outside or ended without a status: another way may build, but this failure says
+        # nothing about the requirements and is not remembered
+        self.killed = killed
 
 
 # what a build without a C toolchain says when a dependency compiles from source
@@ -76,20 +78,21 @@ NO_COMPILER = re.compile(r"command '[\w./-]*(?:gcc|cc|g\+\+)' failed|unable to e
                          r"error: Microsoft Visual C\+\+|compiler (?:cc|gcc) not found")
 
 
-def _killed(result: CommandResult) -> int | None:
-    """The signal that ended the step (a shell's 128+N, or Docker's negative code), or None if it exited itself.
-    A kill (Ctrl-C, `docker kill`, the kernel's OOM killer) says nothing about the requirements."""
+def _killed(result: CommandResult) -> str | None:
+    """How the step ended when it did not exit by itself: killed by a signal (128+N: Ctrl-C, `docker kill`, the
+    kernel's OOM killer), or without an exit status (the sandbox reports -1 when Docker gave none)."""
     if result.exit_code < 0:
-        return -result.exit_code
-    return result.exit_code - 128 if 128 < result.exit_code <= 128 + 64 else None
+        return "ended without an exit status"
+    if 128 < result.exit_code <= 128 + 64:
+        return f"was killed by signal {result.exit_code - 128} (exit {result.exit_code})"
+    return None
 
 
 def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
     tail = [line for line in result.output.splitlines() if line.strip()][-QUOTED_LINES:]
     quoted = "\n".join(f"    {line}" for line in tail) or "    (no output)"
-    signal = _killed(result)
-    why = f"took more than {STEP_TIMEOUT_S} s" if result.timed_out else \
-        f"was killed by signal {signal} (exit {result.exit_code})" if signal else f"exited with {result.exit_code}"
+    killed = _killed(result)
+    why = f"took more than {STEP_TIMEOUT_S} s" if result.timed_out else killed or f"exited with {result.exit_code}"
     hint = ""
     if re.search(r"\b(401|403)\b.*(Unauthorized|Forbidden)|credentials", result.output, re.I):
         hint = ("\n  the index asked for credentials: give them in the index URL of pip's configuration "
@@ -97,8 +100,8 @@ def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
     return DependencyInstallFailed(f"setting up the test environment failed: {what} {why}:\n{quoted}{hint}",
                                    last_line=tail[-1].strip() if tail else why,
                                    needs_compiler=bool(NO_COMPILER.search(result.output)),
-                                   transient=result.timed_out or signal is not None
-                                   or bool(TRANSIENT.search(result.output)))
+                                   transient=result.timed_out or bool(TRANSIENT.search(result.output)),
+                                   killed=killed is not None)
 
 
 def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str, ...]:

@@ -224,9 +224,10 @@ def prepare_environment(checkout: Checkout, request: EnvRequest, *, client: dock
                                         attempt.as_of, log, done)
             except DependencyInstallFailed as failure:
                 exc = failure
-                if exc.transient:  # the index failed or the build was killed: not the requirements' fault
+                if exc.transient:  # the index failed: another way to build would fail the same way
                     raise
-                _mark_failed(client, base, tag, exc)
+                if not exc.killed:  # a kill says nothing about the requirements: the next run builds again
+                    _mark_failed(client, base, tag, exc)
         first = first or exc
         following = _next_attempt(attempt, exc, request, plan)
         if following is None:
