@@ -8,6 +8,7 @@ import re
 import pytest
 
 from bot.fix.locate.excerpt import MAX_EXCERPT_LINES, answer_tokens, excerpt, line_scores, named_lines
+from bot.fix.verify.report import to_markdown
 from bot.llm.types import Completion
 
 from .test_fix import fix_example
@@ -102,9 +103,26 @@ def test_an_answer_without_the_docstring_or_with_other_indentation_goes_back_in_
     assert "    # ...\n" in part.preamble
     assert part.expand(repeated) == REPORT.replace(BUGGY_LINE, FIXED_LINE)
     definitions = part.preamble.split("    # ...\n")[0]
-    assert part.expand("def report(orders):\n" + definitions + body) == REPORT.replace(BUGGY_LINE, FIXED_LINE)
+    assert part.expand("def report(orders):\n" + definitions + "    # ...\n" + body) == \
+        REPORT.replace(BUGGY_LINE, FIXED_LINE)
+    again = part.expand("def report(orders):\n" + definitions + body)  # no gap marker: `stats = {}` may be the fix
+    assert again.count("    stats = {}\n") == 2
     whole_fixed = REPORT.replace(BUGGY_LINE, FIXED_LINE)
     assert part.expand(whole_fixed) == whole_fixed  # an answer that rewrote the whole function is taken whole
+
+
+def test_an_answer_that_repeats_a_preamble_longer_than_the_rest_is_still_an_excerpt():
+    """Most lines outside a 24-line excerpt of a 43-line function are shown in the preamble: an answer that
+    repeats them is not the whole function (the lines after the excerpt would be lost)."""
+    source = ('def report(orders):\n    """Totals."""\n    stats = {}\n'
+              + "".join(f"    a{i} = len(orders) + {i}\n" for i in range(16))
+              + "".join(f'    stats["k{i}"] = a{i % 16} * {i}\n' for i in range(22))
+              + '    stats["n"] = len(orders)\n    return stats\n')
+    hot = source.splitlines().index('    stats["k5"] = a5 * 5') + 1
+    part = excerpt(source, {line: 1.0 for line in range(hot, hot + 16)})
+    assert part is not None and len(source.splitlines()) - part.stop == 3  # 16 lines shown, 3 after
+    body = part.source.split('"""\n', 1)[1].replace("a5 * 5", "a5 * 6")
+    assert part.expand("def report(orders):\n" + part.preamble + body) == source.replace("a5 * 5", "a5 * 6")
 
 
 def test_a_string_whose_lines_leave_the_indentation_stays_as_it_is():
@@ -162,3 +180,9 @@ def test_a_long_function_is_repaired_through_its_excerpt(tmp_path, docker_client
     removed = [line for line in result.diff.splitlines() if line.startswith("-") and not line.startswith("---")]
     added = [line for line in result.diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
     assert removed == ["-" + BUGGY_LINE.rstrip("\n")] and added == ["+" + FIXED_LINE.rstrip("\n")]
+    answered = [a for r in result.repairs for a in r.attempts if a.code]
+    assert answered and all(a.code.startswith("def report(orders):") and 'stats["over_0"]' in a.code
+                            for a in answered)  # recorded as tested: the answer put back into the whole function
+    row = next(line for line in to_markdown(result).splitlines()
+               if line.startswith("| `shop.py::report` | 1 |") and "| passed |" in line)
+    assert "totals.get(" in row and "over_" not in row and row.count("; ") == 1, row  # one line out, one in

@@ -135,7 +135,8 @@ def test_an_assignment_target_as_the_agent_sees_it(tmp_path):
 
 def test_a_constant_read_by_the_suspect_function_comes_right_after_it(tmp_path):
     files = {"pkg/__init__.py": "",
-             "pkg/money.py": "RATE = 10\nOTHER = 3\n\n\ndef cents(units):\n    return units * RATE\n\n\n"
+             "pkg/money.py": "RATE = 10\nOTHER = 3\nLAST = None\n\n\ndef cents(units):\n    global LAST\n"
+                             "    LAST = units\n    return units * RATE if LAST is not None else 0\n\n\n"
                              "def euros(cents):\n    return cents / 100\n",
              "pkg/other.py": "RATE = 100\n",
              "tests/test_money.py": "from pkg.money import cents, euros\n\n\ndef test_cents():\n"
@@ -143,7 +144,7 @@ def test_a_constant_read_by_the_suspect_function_comes_right_after_it(tmp_path):
     checkout, run = run_repo(tmp_path, files)
     targets = locate(checkout, run, run.failures)
     assert where(targets) == ["pkg/money.py::cents", "pkg/money.py::RATE"]
-    assert targets[1].reasons == ("read by cents",) and targets[1].kind == "assignment"
+    assert targets[1].reasons == ("read by cents",) and targets[1].kind == "assignment"  # not LAST = None
     # no coverage: a named function has no frame or spectrum score, and reads make nobody a suspect
     assert where(locate(checkout, dataclasses.replace(run, coverage=None), run.failures)) == ["pkg/money.py::cents"]
 

@@ -14,8 +14,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from bot.agent import AgentContext, Attempt, Briefing, RepairOptions, Schedule, Target
+from bot.agent import AgentContext, AgentResult, Attempt, Briefing, RepairOptions, Schedule, Target
 from bot.agent.antipatterns import anti_patterns
+from bot.agent.source.code import changed_lines
 from bot.agent.types import RepairInterrupted, SearchRound
 from bot.checkout.paths import in_paths
 from bot.checkout.repository import Checkout
@@ -123,7 +124,8 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
                changed: int | None = None, fixed: str | None = None, searches: Sequence[SearchRound] = (),
                made_by: MadeBy | None = None) -> TargetRepair:
         return TargetRepair(target=spans[0], tests=tuple(sorted(tests)), status=status, stop_reason=stop_reason,
-                            attempts=tuple(attempts), changed_lines=changed, wall_s=time.monotonic() - start,
+                            attempts=_as_tested(attempts, part), changed_lines=changed,
+                            wall_s=time.monotonic() - start,
                             original=source, fixed=fixed, searches=tuple(searches), guards=len(harness.guards),
                             helper=spans[1] if len(spans) > 1 else None, made_by=made_by, stub=is_stub(source),
                             anti_patterns=anti_patterns(source, fixed, tests_shown(work.files, tests)) if fixed else ())
@@ -163,14 +165,30 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
         return record("not_fixed", "internal_error")
     finally:
         ctx.tests_s += sum(run.duration_s for run in harness.runs)
-    fixed = part.expand(result.final_code) if part is not None and result.final_code is not None \
-        else result.final_code
+    fixed, changed = _fix_as_tested(result, part)
     status: RepairStatus = "fixed" if fixed is not None else "not_fixed"
     if result.stop_reason == "unchanged":
         ctx.say(f"  the model answered with {spans[0].qualname} unchanged {options.repair.budgets.unchanged} times: "
                 "it sees nothing to mend there; going on")
-    return record(status, result.stop_reason, result.attempts, result.changed_lines, fixed, result.searches,
+    return record(status, result.stop_reason, result.attempts, changed, fixed, result.searches,
                   result.fixed_by)
+
+
+def _fix_as_tested(result: AgentResult, part: Excerpt | None) -> tuple[str | None, int | None]:
+    """The agent's fix and its changed lines as the tests ran it: an excerpt's put back into its whole function."""
+    if part is None or result.final_code is None:
+        return result.final_code, result.changed_lines
+    fixed = part.expand(result.final_code)
+    return fixed, changed_lines(part.whole, fixed)
+
+
+def _as_tested(attempts: Sequence[Attempt], part: Excerpt | None) -> tuple[Attempt, ...]:
+    """The attempts' code as the tests ran it: an answer to an excerpt put back into its whole function, so that
+    the report's change is the answer's change, not the rest of the function left out of the excerpt."""
+    if part is None:
+        return tuple(attempts)
+    return tuple(replace(a, code=(code := part.expand(a.code)), changed_lines=changed_lines(part.whole, code))
+                 if a.code else a for a in attempts)
 
 
 def _report_internal_error(ctx: FixRun, exc: Exception) -> None:

@@ -91,14 +91,17 @@ class Excerpt:
         return "".join(whole[:self.first] + new + whole[self.stop:])
 
     def _is_whole(self, code: str) -> bool:
-        """The answer holds at least half of the function's code lines outside the excerpt: the model rewrote the
-        whole function (it read the lines above in the context) rather than the excerpt."""
+        """The answer holds at least half of the function's code lines outside the excerpt that the preamble did
+        not show (or, when it showed them all, of those): the model wrote the whole function rather than the
+        excerpt. Repeating the preamble it read is not that."""
         lines = self.whole.splitlines()
         inside = {line.strip() for line in lines[self.first:self.stop]}
         outside = {line.strip() for line in lines[self.head:self.first] + lines[self.stop:]
                    if line.strip() and not line.strip().startswith("#")} - inside
+        unshown = outside - {line.strip() for line in self.preamble.splitlines()}
+        judged = unshown or outside
         said = {line.strip() for line in code.splitlines()}
-        return bool(outside) and len(outside & said) >= max(1, len(outside) // 2)
+        return bool(judged) and len(judged & said) >= max(1, len(judged) // 2)
 
     def _without_above(self, new: list[str]) -> list[str]:
         """The answer without the lines above the excerpt that it repeated at its start (the model read them in
@@ -108,10 +111,11 @@ class Excerpt:
         said = [line.strip() for line in new]
         preamble = [line.strip() for line in self.preamble.splitlines()]
         further_up = preamble[:len(preamble) - preamble[::-1].index(GAP) - 1] if GAP in preamble else []
-        for above in ([line.strip() for line in lines[self.head:self.first]],  # the function's lines just above
+        just_above = [line.strip() for line in lines[self.head:self.first]]
+        for above in (just_above,  # the function's lines just above
                       [line for line in preamble if line != GAP],  # the preamble, as the context showed it
                       [line for line in further_up if line != GAP]):  # its definitions alone
-            cut = _repeated(said, above, first)
+            cut = _repeated(said, above, first, shown_apart=above is not just_above)
             if cut:
                 return new[cut:]
         return new
@@ -121,12 +125,15 @@ class Excerpt:
         return new + line[len(old):] if line.startswith(old) and line.strip() else line
 
 
-def _repeated(said: list[str], above: list[str], first: str) -> int:
+def _repeated(said: list[str], above: list[str], first: str, shown_apart: bool = False) -> int:
     """How many of the answer's first lines (stripped) repeat the end of `above`, gap markers among them included;
-    a short run counts only when the excerpt's own first line follows it."""
+    a short run counts only when the excerpt's own first line follows it and, for lines the preamble showed apart
+    from the excerpt (`shown_apart`), when a gap marker says it is the preamble: a short statement at the
+    excerpt's top that equals one further up (`total = 0` again) may be the fix."""
     kept = [i for i, line in enumerate(said) if line != GAP]
     for k in range(min(len(above), len(kept) - 1), 0, -1):
-        if [said[i] for i in kept[:k]] == above[-k:] and (k >= 3 or said[kept[k]] == first):
+        short_ok = said[kept[k]] == first and (not shown_apart or GAP in said[:kept[k]])
+        if [said[i] for i in kept[:k]] == above[-k:] and (k >= 3 or short_ok):
             return kept[k]
     return 0
 

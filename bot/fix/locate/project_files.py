@@ -97,6 +97,15 @@ class ProjectFiles:
                  and isinstance(n.value, ast.Name) and n.value.id in ("self", "cls")}
         return frozenset(names), frozenset(attrs)
 
+    def placeholder(self, path: str, span: Span) -> bool:
+        """An assignment of None alone (`params = None`, `cache: dict | None = None`): a declaration that the code
+        fills in at run time, with no value of its own to repair."""
+        tree = self.tree(path)
+        node = next((n for n in ast.walk(tree) if isinstance(n, (ast.Assign, ast.AnnAssign))
+                     and n.lineno == span.start), None) if tree else None
+        return node is not None and (node.value is None or isinstance(node.value, ast.Constant)
+                                     and node.value.value is None)
+
     def enclosing(self, path: str, line: int) -> Span | None:
         return next((s for s, _ in self.spans(path) if s.start <= line <= s.end), None)
 

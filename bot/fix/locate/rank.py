@@ -19,7 +19,8 @@ The signals (the score shown is `100·broken + 10·frame + ochiai + 0.1·read + 
   `cls.a` in a method of its class or, when the failing test names its class, in any method (a subclass's
   pattern read by its base class's matcher). It ranks such a table after the code that reads it; an
   attribute of the class the failing test names also takes NEXT times its reader's frame and ochiai terms, so
-  that it comes right after its reader, before functions that merely ran in every test.
+  that it comes right after its reader, before functions that merely ran in every test. An assignment of None
+  alone (`params = None`, a declaration the code fills in at run time) is never read this way.
 - named (0..1): the share of failures whose failing assertion (1) or, failing that, test body (0.5) calls the
   function or names the constant; it matters when an assertion fails in the test itself and there is no
   coverage.
@@ -209,7 +210,7 @@ def _read_by(files: ProjectFiles, suspects: list[_Evidence], classes: set[str]
         owner = ev.span.qualname.rpartition(".")[0]
         places = [ev.path] + ([p for p in with_class if p != ev.path] if attrs else [])
         assigned = [(path, span, [q.rpartition(".") for q in span.names]) for path in places
-                    for span, _ in files.spans(path) if span.kind == "assignment"]
+                    for span, _ in files.spans(path) if span.kind == "assignment" and not files.placeholder(path, span)]
         named = [(path, span) for path, span, parts in assigned
                  if any(cls.rpartition(".")[2] in classes and attr in attrs for cls, _, attr in parts)]
         shadowed = {attr for path, span, parts in assigned if (path, span) in named for _, _, attr in parts}
