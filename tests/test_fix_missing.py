@@ -132,3 +132,20 @@ def test_the_model_is_asked_to_write_a_stub_not_to_find_a_bug():
     # the stub's open parameters give way to the ones the tests use; a written function's do not
     assert signature_problem(SHORTEN, source, "shorten") is None
     assert signature_problem(SHORTEN.replace("marker=", "mark="), SHORTEN, "shorten") is not None
+
+
+def test_tests_that_patch_a_name_the_project_lacks_say_why_no_target_was_tried(tmp_path, docker_client,
+                                                                                sandbox_image):
+    """The patch fails inside unittest.mock before a line of project code runs: no traceback frame or covered line
+    to blame, and a name only patched (never called) is not stubbed. The report says so, with the first error."""
+    tests = ("from unittest import mock\n\nfrom textutil import words\n\n\n"
+             "@mock.patch('textutil.max_width', return_value=3)\n"
+             "def test_words_are_cut(max_width):\n    assert words('a bb') == ['a', 'bb']\n")
+    root = make_repo(tmp_path / "text", {"textutil.py": TEXTUTIL, "tests/test_text.py": tests})
+    llm = ByNameLLM({})
+    result, _ = fix_example(docker_client, sandbox_image, root, llm)
+    assert result.status == "not_fixed" and result.exit_code == 1 and llm.asked == []
+    assert result.message.startswith("1 test(s) still fail after trying 0 target(s): nothing in their tracebacks "
+                                     "or coverage points at project code (first: tests/test_text.py::"
+                                     "test_words_are_cut: AttributeError: "), result.message
+    assert "does not have the attribute 'max_width'" in result.message

@@ -59,5 +59,6 @@ def test_tests_failing_here_that_the_ci_log_does_not_name_are_listed_apart_and_l
     assert render.title(result).endswith(f"({TEST_ID})")
     text = render.body(result, signature="0" * 12, run_url=None)
     assert "1 failing test in" in text and "test_fetch_" not in text
+    assert "no test that passed before fails in fixbot's sandbox (23 other failing test(s)" in text
     whole = to_markdown(dataclasses.replace(result, failing=()))  # nothing repaired: every failure, as it failed
     assert "Failing here too" not in whole and "- `tests/test_net.py::test_fetch_22` (tests/test_net.py:3)" in whole

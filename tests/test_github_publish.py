@@ -302,6 +302,9 @@ def test_the_signature_is_the_failure_not_the_attempt():
                                                             diff=git_diff(PATH, BEFORE, BEFORE + "\n")))
     other_test = dataclasses.replace(base.failures[0], test_id="tests/test_gradebook.py::test_other")
     assert signature(base) != signature(dataclasses.replace(base, failures=(other_test,)))
+    # another test failing in the sandbox only (not one the fix is for) is the same failure
+    assert signature(dataclasses.replace(base, failing=(TEST_ID,))) == signature(dataclasses.replace(
+        base, failures=(*base.failures, other_test), failing=(TEST_ID,))) == signature(base)
     assert re.fullmatch(r"[0-9a-f]{12}", signature(base))
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -27,7 +27,7 @@ from bot.fix.reproduce.runs import (
     reproduce,
     unrunnable,
 )
-from bot.fix.result import FixResult, Timings
+from bot.fix.result import FixResult, Timings, left_alone
 from bot.fix.types import FixStatus
 from bot.fix.verify.patch import PatchRejected, make_patch, validate
 from bot.fix.work import Work, best_attempt
@@ -121,7 +121,7 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
     if not fixed or work.remaining:
         pairs = f" and {len(work.pairs)} caller-helper pair(s)" if work.pairs else ""
         why = (f"{len(work.remaining)} test(s) still fail after trying {len(work.tried)} target(s){pairs}"
-               f"{'' if work.tried else _nothing_to_blame(work)}" if time.monotonic() < deadline else
+               f"{'' if work.tried else _nothing_to_blame(work, options.paths)}" if time.monotonic() < deadline else
                f"the time budget ({options.wall_s:g} s) ran out with {len(work.remaining)} test(s) still failing")
         return done("not_fixed", why, best=best_attempt(work))
     diff = make_patch(work.checkout.files, work.files)
@@ -132,17 +132,29 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
         return done("not_fixed", f"the patch was rejected: {exc}", best=best_attempt(work))
     why = " ".join(rename_explanation(r) if r.stop_reason == "renamed" else
                    explanation(r.target, r.original, r.fixed or "", work.failures, r.tests, r.helper) for r in fixed)
-    aside = sum(len(c.tests) for c in work.environment)
-    rest = f"; {aside} other failing test(s) fail because of the environment, not the code" if aside \
-        else "; the whole suite passes"
-    return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s){rest}",
+    return done("fixed", f"fixed {len(work.failing)} failing test(s) with {changed} changed line(s)"
+                f"{_left_alone(work)}",
                 explanation=why, diff=diff, changed_lines=changed)
 
 
-def _nothing_to_blame(work: Work) -> str:
+def _left_alone(work: Work) -> str:
+    """What else still fails, not changed by the fix (no test that passed before fails with it)."""
+    unnamed = left_alone(work.failures, work.failing, (*work.flaky, *work.offline, *work.lacking,
+                                                       *(t for c in work.environment for t in c.tests)))
+    counts = {"because of the environment": sum(len(c.tests) for c in work.environment),
+              "need the network": len(work.offline), "run a program the sandbox lacks": len(work.lacking),
+              "flaky": len(work.flaky), "not named by the CI log": len(unnamed)}
+    said = [f"{n} {why}" for why, n in counts.items() if n]
+    if not said:
+        return "; the whole suite passes"
+    return f"; {sum(counts.values())} other failing test(s) left alone ({', '.join(said)})"
+
+
+def _nothing_to_blame(work: Work, paths: Sequence[str]) -> str:
     """Why no target was tried: no traceback frame or covered line of project code in the failing tests (they fail
     before reaching it: in a test helper, a fixture, a mock of a name the project lacks). The first one's error
     says where."""
     first = next((f for f in work.failures if f.test_id in work.remaining), None)
     where = f" (first: {first.test_id}: {first.error_line[:200]})" if first else ""
-    return f": nothing in their tracebacks or coverage points at project code{where}"
+    within = f" within {', '.join(paths)} (`paths`)" if tuple(paths) != DEFAULT_OPTIONS.paths else ""
+    return f": nothing in their tracebacks or coverage points at project code{within}{where}"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -125,8 +126,22 @@ class FixResult:
     def exit_code(self) -> int:
         return 2 if self.error else EXIT_CODES[self.status]
 
+    @property
+    def left_alone(self) -> tuple[str, ...]:
+        return left_alone(self.failures, self.failing, (*self.flaky, *self.offline, *self.lacking,
+                                                        *(t for c in self.environment for t in c.tests)))
+
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2, default=_plain)
+
+
+def left_alone(failures: Sequence[Failure], failing: Collection[str], set_aside: Collection[str]) -> tuple[str, ...]:
+    """The tests that failed in the sandbox that the repair was not for and that were not set aside (network,
+    programs, environment, flaky): with a CI log, the ones it does not name. None when nothing was repaired."""
+    if not failing:
+        return ()
+    apart = {*failing, *set_aside}
+    return tuple(f.test_id for f in failures if f.test_id not in apart)
 
 
 def _plain(value: Any) -> Any:

@@ -117,10 +117,14 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
     repairs = _fixed(result)
     where = ", ".join(code(f"{r.target.path}::{r.target.qualname}") for r in repairs) or code(_function(result))
     tests = _tests(result)
+    others = len(result.left_alone) + len({*result.offline, *result.lacking, *result.flaky}) + \
+        sum(len(c.tests) for c in result.environment)
+    suite = "the whole suite stays green in fixbot's sandbox" if not others else \
+        (f"no test that passed before fails in fixbot's sandbox ({others} other failing test(s), which it does not "
+         "touch, fail there too)")
     head = [f"### fixbot: a fix for {where}", "",
             f"{len(tests)} failing test{'s' if len(tests) != 1 else ''} in {link('the failed run', run_url)}. "
-            f"With the change below {'it passes' if len(tests) == 1 else 'they pass'} and the whole suite stays "
-            "green in fixbot's sandbox. "
+            f"With the change below {'it passes' if len(tests) == 1 else 'they pass'} and {suite}. "
             "Please review before merging.", ""]
     failures = ["#### Failing tests", ""]
     shown = [f for f in result.failures if f.test_id in tests]

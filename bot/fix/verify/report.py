@@ -82,8 +82,7 @@ def _failure_lines(result: FixResult) -> list[str]:
             lines.append(f"  - actual `{f.actual}`, expected `{f.expected}`")
     if shown:
         lines.append("")
-    apart = {*result.flaky, *result.offline, *result.lacking, *(t for c in result.environment for t in c.tests)}
-    others = [f.test_id for f in result.failures if repaired and f.test_id not in repaired | apart]
+    others = result.left_alone
     if others:
         more = [f"- ... and {len(others) - MAX_OTHERS} more"] if len(others) > MAX_OTHERS else []
         lines += [f"## Failing here too, not named by the CI log (left alone: {len(others)})", "",
