@@ -43,8 +43,8 @@ SPEED = re.compile(r"model speed here: (\d+) prompt / ([\d.]+) generated tok/s (
 
 
 def speed_summary(lines: set[str] | list[str]) -> str:
-    """The speed lines of a run's rows as one line: a run in slices over several sessions has one line per session,
-    told here as the range of prompt and generated speeds, per setting (threads and workers)."""
+    """The speed lines of a run's rows as one line: a run in slices over several sessions measured the speed once per
+    session, told here as the range of the distinct readings, per setting (threads and workers)."""
     ranges: dict[str, list[tuple[int, float]]] = {}
     other = []
     for line in sorted(set(lines)):
@@ -58,7 +58,7 @@ def speed_summary(lines: set[str] | list[str]) -> str:
             other.append(f"model speed here: {speeds[0][0]} prompt / {speeds[0][1]:.1f} generated tok/s {setting}")
             continue
         prompt, generated = [p for p, _ in speeds], [g for _, g in speeds]
-        other.append(f"model speed here, {len(speeds)} sessions: {min(prompt)}-{max(prompt)} prompt / "
+        other.append(f"model speed here, {len(speeds)} readings: {min(prompt)}-{max(prompt)} prompt / "
                      f"{min(generated):.1f}-{max(generated):.1f} generated tok/s {setting}")
     return "; ".join(sorted(other))
 

@@ -126,7 +126,8 @@ def render(commit: str | None, markdown: bool) -> str:
         head, table, notes = section(bench, path, rows)
         commits = sorted({r["commit"] for r in rows})
         shown = path.relative_to(REPO) if path.is_relative_to(REPO) else path
-        where = f"rows `{shown}` · commit {', '.join(commits)} · `{command}` · {speed_summary([r['speed'] for r in rows])}"
+        speed = speed_summary([r["speed"] for r in rows])
+        where = f"rows `{shown}` · commit {', '.join(commits)} · `{command}` · {speed}"
         if markdown:
             out += [f"**{TITLES[bench]}**", "", *md_table(head, table), "", *(f"- {n}" for n in notes),
                     f"- {where}", ""]

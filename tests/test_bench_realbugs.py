@@ -391,7 +391,7 @@ def test_a_runs_speed_lines_over_several_sessions_are_one_range_per_setting():
     tail = "generated tok/s per process (2 thread(s) each, 1 worker(s))"
     lines = [f"model speed here: 104 prompt / 14.5 {tail}", f"model speed here: 80 prompt / 12.0 {tail}",
              f"model speed here: 87 prompt / 11.3 {tail}", f"model speed here: 80 prompt / 12.0 {tail}"]
-    assert speed_summary(lines) == f"model speed here, 3 sessions: 80-104 prompt / 11.3-14.5 {tail}"
+    assert speed_summary(lines) == f"model speed here, 3 readings: 80-104 prompt / 11.3-14.5 {tail}"
     assert speed_summary(lines[:1]) == lines[0]
     assert speed_summary(["model speed: not measured", lines[1]]) == f"{lines[1]}; model speed: not measured"
 
