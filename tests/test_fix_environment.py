@@ -172,16 +172,23 @@ def test_a_dependency_that_does_not_resolve_is_one_clear_error_and_leaves_nothin
     assert leftovers(docker_client) == []
 
 
+def _set_up_twice(built, setup: tuple[str, ...]) -> tuple[list[DependencyInstallFailed], list[list[str]]]:
+    """Two runs of the same failing setup commands: each one's failure and log."""
+    failures, logs = [], []
+    for _ in range(2):
+        logs.append([])
+        with pytest.raises(DependencyInstallFailed) as caught:
+            built(checkout({"a.py": unique()}), EnvRequest(setup=setup), log=logs[-1].append)
+        failures.append(caught.value)
+    return failures, logs
+
+
 def test_a_setup_command_that_fails_quotes_its_output_and_the_next_run_says_the_same(built):
     """The failure is remembered (the setup commands alone make the environment, so an earlier run of this test
     may have marked it already): a second run does not build again, and its message is the first one's."""
     failing = ("echo preparing", f"echo 'run {uuid.uuid4().hex}' >/dev/null; echo 'no such tool' >&2; exit 3")
-    messages, logs = [], []
-    for _ in range(2):
-        logs.append([])
-        with pytest.raises(DependencyInstallFailed) as caught:
-            built(checkout({"a.py": unique()}), EnvRequest(setup=failing), log=logs[-1].append)
-        messages.append(str(caught.value))
+    failures, logs = _set_up_twice(built, failing)
+    messages = [str(f) for f in failures]
     assert "your setup command: echo 'run " in messages[0] and "echo 'no such tool' >&2; exit 3" in messages[0]
     assert "exited with 3" in messages[0] and messages[0].endswith("no such tool")
     assert messages[1] == messages[0]
@@ -193,14 +200,9 @@ def test_a_setup_command_killed_by_a_signal_is_not_remembered(built):
     """A build killed from outside (Ctrl-C, `docker kill`, the OOM killer) says nothing about the requirements: the
     next run builds again instead of failing at once on a marker."""
     killed = (f"echo 'run {uuid.uuid4().hex}' >/dev/null; echo 'half done'; kill -KILL $$",)
-    messages, logs = [], []
-    for _ in range(2):
-        logs.append([])
-        with pytest.raises(DependencyInstallFailed) as caught:
-            built(checkout({"a.py": unique()}), EnvRequest(setup=killed), log=logs[-1].append)
-        messages.append(str(caught.value))
-    assert "was killed by signal 9 (exit 137)" in messages[0], messages[0]
-    assert caught.value.killed and not caught.value.transient
+    failures, logs = _set_up_twice(built, killed)
+    assert "was killed by signal 9 (exit 137)" in str(failures[0]), failures[0]
+    assert failures[0].killed and not failures[0].transient
     assert not any("earlier run" in line for log in logs for line in log), logs
 
 
