@@ -27,7 +27,7 @@ from bot.fix.reproduce.runs import (
     reproduce,
     unrunnable,
 )
-from bot.fix.result import FixResult, Timings, left_alone
+from bot.fix.result import FixResult, Timings, left_alone, set_aside
 from bot.fix.types import FixStatus
 from bot.fix.verify.patch import PatchRejected, make_patch, validate
 from bot.fix.work import Work, best_attempt
@@ -139,8 +139,8 @@ def _fix(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: s
 
 def _left_alone(work: Work) -> str:
     """What else still fails, not changed by the fix (no test that passed before fails with it)."""
-    unnamed = left_alone(work.failures, work.failing, (*work.flaky, *work.offline, *work.lacking,
-                                                       *(t for c in work.environment for t in c.tests)))
+    unnamed = left_alone(work.failures, work.failing, set_aside(work.flaky, work.offline, work.lacking,
+                                                                work.environment))
     counts = {"because of the environment": sum(len(c.tests) for c in work.environment),
               "need the network": len(work.offline), "run a program the sandbox lacks": len(work.lacking),
               "flaky": len(work.flaky), "not named by the CI log": len(unnamed)}

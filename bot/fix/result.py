@@ -127,12 +127,26 @@ class FixResult:
         return 2 if self.error else EXIT_CODES[self.status]
 
     @property
+    def tests_fixed_for(self) -> tuple[str, ...]:
+        """The failing tests the change is for: `failing`, or every failure when nothing was repaired."""
+        return tuple(sorted(self.failing or {f.test_id for f in self.failures}))
+
+    @property
+    def set_aside(self) -> frozenset[str]:
+        return set_aside(self.flaky, self.offline, self.lacking, self.environment)
+
+    @property
     def left_alone(self) -> tuple[str, ...]:
-        return left_alone(self.failures, self.failing, (*self.flaky, *self.offline, *self.lacking,
-                                                        *(t for c in self.environment for t in c.tests)))
+        return left_alone(self.failures, self.failing, self.set_aside)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), indent=2, default=_plain)
+
+
+def set_aside(flaky: Collection[str], offline: Collection[str], lacking: Collection[str],
+              environment: Sequence[EnvCause]) -> frozenset[str]:
+    """The failing tests never to repair: flaky, needing the network or a program, failed by the environment."""
+    return frozenset((*flaky, *offline, *lacking, *(t for c in environment for t in c.tests)))
 
 
 def left_alone(failures: Sequence[Failure], failing: Collection[str], set_aside: Collection[str]) -> tuple[str, ...]:

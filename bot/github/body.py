@@ -32,8 +32,7 @@ def _function(result: FixResult) -> str:
 
 
 def _tests(result: FixResult) -> list[str]:
-    """The failing tests the change is for: not the ones the sandbox failed apart from the CI log's."""
-    return sorted(result.failing) if result.failing else sorted({f.test_id for f in result.failures})
+    return list(result.tests_fixed_for)
 
 
 def title(result: FixResult) -> str:
@@ -117,8 +116,7 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
     repairs = _fixed(result)
     where = ", ".join(code(f"{r.target.path}::{r.target.qualname}") for r in repairs) or code(_function(result))
     tests = _tests(result)
-    others = len(result.left_alone) + len({*result.offline, *result.lacking, *result.flaky}) + \
-        sum(len(c.tests) for c in result.environment)
+    others = len(result.left_alone) + len(result.set_aside)
     suite = "the whole suite stays green in fixbot's sandbox" if not others else \
         (f"no test that passed before fails in fixbot's sandbox ({others} other failing test(s), which it does not "
          "touch, fail there too)")

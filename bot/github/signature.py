@@ -18,7 +18,7 @@ _MARKER = re.compile(r"<!--\s*fixbot:signature=([0-9a-f]{%d})\s*-->" % _LENGTH)
 
 def signature(result: FixResult) -> str:
     # the tests the fix is for: a test that fails only in the sandbox (the network) is not this failure's identity
-    tests = sorted(result.failing) if result.failing else sorted({f.test_id for f in result.failures})
+    tests = result.tests_fixed_for
     repaired = [r.target for r in result.repairs if r.status == "fixed"] or [r.target for r in result.repairs]
     targets = sorted({f"{t.path}::{t.qualname}" for t in (repaired or result.targets)})
     text = "fixbot-signature-v1\n" + "\n".join(tests) + "\n--\n" + "\n".join(targets)

@@ -70,8 +70,8 @@ def to_markdown(result: FixResult) -> str:
 def _failure_lines(result: FixResult) -> list[str]:
     """The failing tests the repair was for, each with its assertion; then, by id only, the tests that fail in the
     sandbox too but that the CI log does not name (left alone). With nothing to repair, every failure."""
-    repaired = set(result.failing)
-    shown = [f for f in result.failures if f.test_id in repaired] if repaired else list(result.failures)
+    repaired = set(result.tests_fixed_for)
+    shown = [f for f in result.failures if f.test_id in repaired]
     lines = ["## Failing tests", ""] if shown else []
     for f in shown:
         where = f" ({f.file}:{f.line})" if f.file else ""
