@@ -3,14 +3,17 @@ in which the tests run with the network off. Which steps and which Python are un
 test_install_plan.py and test_python_choice.py; here they are built."""
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import re
 import socket
 import subprocess
 import sys
 import threading
 import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -18,7 +21,7 @@ from docker.errors import ImageNotFound
 
 from bot.checkout.repository import Checkout
 from bot.environment.build import DependencyInstallFailed, lock_tag
-from bot.environment.prepare import EnvRequest, prepare_environment, python_path
+from bot.environment.prepare import Environment, EnvRequest, prepare_environment, python_path
 from sandbox import open_sandbox
 from sandbox.containers import OWNER_LABEL, owner_tag
 
@@ -414,17 +417,47 @@ def test_fixbot_env_bad_input_is_exit_2_with_pips_reason(tmp_path):
 
 def test_a_project_that_does_not_build_is_left_out_and_the_rest_installed(docker_client):
     # an old setup.py that today's setuptools cannot run; its tests still run from the checkout
-    project = checkout({"setup.py": "import py2exe_is_gone\n" + unique(), "requirements.txt": "six==1.16.0\n",
-                        "old.py": ""})
-    lines: list[str] = []
-    env = prepare_environment(project, EnvRequest(), client=docker_client, log=lines.append)
-    try:
+    with _set_up(docker_client, "import py2exe_is_gone\n" + unique()) as (env, lines):
         assert env.plan.steps[0].optional and env.built
         assert any("the project does not build as a package" in line and "its tests run from the checkout" in line
                    for line in lines), lines
         assert versions(env.image, "six") == {"six": "1.16.0"}
+
+
+@contextlib.contextmanager
+def _set_up(docker_client, setup_py: str) -> Iterator[tuple[Environment, list[str]]]:
+    """The environment of a project with this setup.py, a module and one requirement, and its log; removed after."""
+    project = checkout({"setup.py": setup_py, "requirements.txt": "six==1.16.0\n", "old.py": ""})
+    lines: list[str] = []
+    env = prepare_environment(project, EnvRequest(), client=docker_client, log=lines.append)
+    try:
+        yield env, lines
     finally:
         docker_client.images.remove(env.image, force=True)
+
+
+FAILS_ONCE_AS_THE_INDEX_DOES = """\
+import os, sys
+from setuptools import setup
+{marker}
+if not os.path.exists("/tmp/fixbot-tried-once"):  # the build container's /tmp outlives one step, not the image
+    open("/tmp/fixbot-tried-once", "w").close()
+    print("Max retries exceeded with url: /simple/setuptools/ (Caused by ProxyError('Unable to connect to proxy'))")
+    sys.exit(1)
+setup(name="flaky_index", version="0.1", py_modules=["old"])
+"""
+
+
+def test_a_project_whose_build_fails_as_the_index_does_is_built_once_more(docker_client):
+    """The environment built without the project is cached and reused by later runs: a build that failed because
+    the index did not answer is tried again, not left out for good."""
+    with _set_up(docker_client, FAILS_ONCE_AS_THE_INDEX_DOES.format(marker=unique())) as (env, lines):
+        assert env.plan.steps[0].optional and env.built
+        assert any("failed as the package index does" in line and "trying it once more" in line
+                   for line in lines), lines
+        assert not any("does not build as a package" in line for line in lines), lines
+        assert any(re.search(r"Successfully installed .*flaky[-_]index-0\.1", line) for line in lines), lines
+        assert versions(env.image, "six") == {"six": "1.16.0"}
 
 
 def test_a_pinned_range_no_release_satisfies_is_loosened_and_said(built):

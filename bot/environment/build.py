@@ -62,7 +62,7 @@ class DependencyInstallFailed(UserError):
     """The project or its declared dependencies could not be installed; the message quotes pip."""
 
     def __init__(self, message: str, last_line: str = "", needs_compiler: bool = False,
-                 transient: bool = False, killed: bool = False) -> None:
+                 transient: bool = False, killed: bool = False, timed_out: bool = False) -> None:
         super().__init__(message)
         self.last_line = last_line
         self.needs_compiler = needs_compiler  # a dependency compiles from source and the build had no C toolchain
@@ -70,6 +70,7 @@ class DependencyInstallFailed(UserError):
         # the step was killed from outside or ended without a status: another way may build, but this failure says
         # nothing about the requirements and is not remembered
         self.killed = killed
+        self.timed_out = timed_out  # past STEP_TIMEOUT_S (counted as transient too)
 
 
 # what a build without a C toolchain says when a dependency compiles from source
@@ -101,7 +102,7 @@ def _failure(what: str, result: CommandResult) -> DependencyInstallFailed:
                                    last_line=tail[-1].strip() if tail else why,
                                    needs_compiler=bool(NO_COMPILER.search(result.output)),
                                    transient=result.timed_out or bool(TRANSIENT.search(result.output)),
-                                   killed=killed is not None)
+                                   killed=killed is not None, timed_out=result.timed_out)
 
 
 def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str, ...]:
@@ -212,8 +213,7 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
             _run_step(box, _step_argv(step, index, pinned), f"installing {step.what}", as_of, log)
         except DependencyInstallFailed as exc:
             if step.optional:
-                log(f"environment: the project does not build as a package ({exc.last_line}); its tests run from "
-                    "the checkout without it")
+                _optional_again(box, _step_argv(step, index, pinned), step.what, as_of, exc, log)
                 continue
             if step.fallback is None:
                 raise
@@ -230,6 +230,23 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
     if found["itself"]:  # its code comes from the checkout in every test run
         _run(box, ("python3", "-c", UNINSTALL_SCRIPT, *found["itself"]), "uninstalling the project's own copy")
     return tuple(found["lock"]), imports
+
+
+def _optional_again(box: BuildBox, argv: Sequence[str], what: str, as_of: str | None,
+                    failure: DependencyInstallFailed, log: Callable[[str], None]) -> None:
+    """After an optional step (building the project itself) failed: where the index failed, not the build, run
+    it once more, since the environment built without it is cached and reused by later runs; a step that still
+    fails, or failed for any other reason, is left out and said."""
+    if failure.transient and not failure.timed_out:
+        log(f"environment: installing {what} failed as the package index does ({failure.last_line}); trying it "
+            "once more")
+        try:
+            _run_step(box, argv, f"installing {what}", as_of, log)
+            return
+        except DependencyInstallFailed as again:
+            failure = again
+    log(f"environment: the project does not build as a package ({failure.last_line}); its tests run from the "
+        "checkout without it")
 
 
 # fixbot's per-test coverage needs coverage.py 5 or newer (contexts); a project may pin an older one
