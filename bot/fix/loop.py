@@ -136,11 +136,7 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
         first = harness.check(source)
         if first.passed:  # the blamed tests pass with this function as it is: not the culprit
             return record("not_fixed", "passed_without_change")
-        target = agent_target(work.files, *spans)
-        part = _excerpt(ctx, work, spans, tests, options, target, first.feedback)
-        if part is not None:
-            harness = replace(harness, expand=part.expand)
-            target = replace(target, source=part.source, context=excerpt_context(target, part))
+        target, part, harness = _as_shown(ctx, work, spans, tests, options, harness, first.feedback)
         terms, seed = turn(options.repair, work.passes, last)
         budgets = replace(terms.budgets, wall_s=max(1.0, deadline - time.monotonic()),
                           max_tokens_per_call=answer_tokens(target.source, terms.budgets.max_tokens_per_call))
@@ -172,6 +168,18 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
                 "it sees nothing to mend there; going on")
     return record(status, result.stop_reason, result.attempts, changed, fixed, result.searches,
                   result.fixed_by)
+
+
+def _as_shown(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
+              harness: RepoHarness, feedback: str) -> tuple[Target, Excerpt | None, RepoHarness]:
+    """The target as the model is shown it: whole, or an excerpt where the failure points into a long function
+    (with the harness that expands the excerpt's answers back into the whole function)."""
+    target = agent_target(work.files, *spans)
+    part = _excerpt(ctx, work, spans, tests, options, target, feedback)
+    if part is None:
+        return target, None, harness
+    return (replace(target, source=part.source, context=excerpt_context(target, part)), part,
+            replace(harness, expand=part.expand))
 
 
 def _fix_as_tested(result: AgentResult, part: Excerpt | None) -> tuple[str | None, int | None]:
