@@ -209,11 +209,12 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
     _run(box, PIP_DATED if as_of else PIP_UPGRADE, "upgrading pip")
     for index, step in enumerate(plan.steps):
         log(f"environment: installing {step.what}")
+        argv = _step_argv(step, index, pinned)
         try:
-            _run_step(box, _step_argv(step, index, pinned), f"installing {step.what}", as_of, log)
+            _run_step(box, argv, f"installing {step.what}", as_of, log)
         except DependencyInstallFailed as exc:
             if step.optional:
-                _optional_again(box, _step_argv(step, index, pinned), step.what, as_of, exc, log)
+                _optional_again(box, argv, step.what, as_of, exc, log)
                 continue
             if step.fallback is None:
                 raise

@@ -31,13 +31,9 @@ def _function(result: FixResult) -> str:
     return result.targets[0].qualname if result.targets else "the failing code"
 
 
-def _tests(result: FixResult) -> list[str]:
-    return list(result.tests_fixed_for)
-
-
 def title(result: FixResult) -> str:
     """`fixbot: fix letter_grade (tests/test_gradebook.py::test_band)`, within GitHub's title limit."""
-    tests = _tests(result)
+    tests = result.tests_fixed_for
     which = (tests[0] + (f" and {len(tests) - 1} more" if len(tests) > 1 else "")) if tests else ""
     text = f"fixbot: fix {_function(result)}" + (f" ({which})" if which else "")
     return plain(text, TITLE_LIMIT)
@@ -45,7 +41,7 @@ def title(result: FixResult) -> str:
 
 def commit_message(result: FixResult, run_url: str | None) -> str:
     lines = [plain(f"fixbot: fix {_function(result)}", 72), ""]
-    lines += [plain(f"Failing: {t}") for t in _tests(result)[:_MAX_FAILURES]]
+    lines += [plain(f"Failing: {t}") for t in result.tests_fixed_for[:_MAX_FAILURES]]
     if run_url:
         lines.append(plain(f"Run: {run_url}"))
     lines.append(plain(f"Model: {result.model}"))
@@ -115,7 +111,7 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
     """The PR body: what failed, why, the patch, how the agent got there, and the hidden signature marker."""
     repairs = _fixed(result)
     where = ", ".join(code(f"{r.target.path}::{r.target.qualname}") for r in repairs) or code(_function(result))
-    tests = _tests(result)
+    tests = result.tests_fixed_for
     others = len(result.left_alone) + len(result.set_aside)
     suite = "the whole suite stays green in fixbot's sandbox" if not others else \
         (f"no test that passed before fails in fixbot's sandbox ({others} other failing test(s), which it does not "
@@ -159,7 +155,7 @@ def body(result: FixResult, *, signature: str, run_url: str | None, branch: str 
 
 def source_comment(result: FixResult, *, pr_number: int, pr_url: str) -> str:
     """The note on the PR whose run failed, pointing at the fix."""
-    tests = _tests(result)
+    tests = result.tests_fixed_for
     more = f" and {len(tests) - 1} more" if len(tests) > 1 else ""
     which = f" (failing: {code(tests[0])}{more})" if tests else ""
     return (f"fixbot opened {link(f'#{pr_number}', pr_url)} with a fix for {code(_function(result))}{which}. "
