@@ -87,3 +87,24 @@ def test_a_name_the_standard_library_may_have_added_is_not_called_removed_and_th
     ours = Setting({**FILES, "test/helper.py": b"", "test/__init__.py": b""}, "3.11", ("3.9",))
     assert classify_one(failure("ImportError", "cannot import name 'fake_ydl' from 'test.helper'"), ours) is None
     assert classify_one(failure("AttributeError", "module 'test.helper' has no attribute 'x'"), ours) is None
+
+
+def test_a_data_file_the_tests_read_and_the_checkout_lacks_is_not_the_code_unless_project_code_is_on_the_way():
+    here = Setting({**FILES, "tests/data/small.json": b"{}"}, "3.11")
+    tests_only = (frame("tests/test_cart.py"), frame("tests/helpers.py"),
+                  frame("/usr/lib/python3.11/pathlib.py"))
+
+    def read(path: str, frames: tuple[Frame, ...] = tests_only):
+        return classify_one(failure("FileNotFoundError", f"[Errno 2] No such file or directory: '{path}'", frames),
+                            here)
+
+    assert read("tests/data/large.json") == ("missing-test-file", "the tests read tests/data/large.json, which the "
+                                             "checkout does not hold", "commit that file, or correct the path the "
+                                             "test reads it from")
+    # as the sandbox (or the host) prints it, absolute: the tail inside the checkout
+    assert read("/work/run-1/0/tests/data/large.json") == read("tests/data/large.json")
+    assert read("tests/data/large.json", (frame("tests/test_cart.py"), frame("shop/cart.py"))) is None
+    assert read("/tmp/pytest-of-root/pytest-0/test_save0/out.json") is None  # the code's output, not an input
+    assert read("tests/data/small.json") is None  # the checkout has it: the test looked in the wrong place
+    assert read("tests/data/large.csv") is None  # no file like it there: not a folder of test inputs
+    assert read("ffmpeg") is None  # a program the sandbox lacks is set aside elsewhere

@@ -161,3 +161,18 @@ def test_a_test_waiting_for_a_service_nothing_runs_gets_a_few_seconds_and_is_set
     assert run.failed == {"tests/test_db.py::test_needs_a_database"} and run.duration_s < 30, run.output[-2000:]
     assert run.services == {"tests/test_db.py::test_needs_a_database": ("localhost:5432",)}
     assert "tests/test_own.py::test_own_server" in run.passed  # a server the test runs itself is left alone
+
+
+def test_a_test_whose_data_file_was_never_committed_is_reported_not_repaired(tmp_path, docker_client, sandbox_image):
+    reads = ("from pathlib import Path\n\nfrom calc import double\n\nDATA = Path(__file__).parent / 'data'\n\n\n"
+             "def test_small():\n    assert double(int((DATA / 'small.txt').read_text())) == 4\n\n\n"
+             "def test_large():\n    assert double(int((DATA / 'large.txt').read_text())) == 40\n")
+    root = repo(tmp_path / "r", {"test_data.py": reads})
+    (root / "calc.py").write_text(FIXED)
+    (root / "tests" / "data").mkdir()
+    (root / "tests" / "data" / "small.txt").write_text("2\n")
+    result = run_fix(docker_client, root, ByNameLLM({}), python="3.11")
+    assert result.status == "environment" and result.exit_code == 3 and result.repairs == (), result.message
+    [cause] = result.environment
+    assert cause.kind == "missing-test-file" and cause.tests == ("tests/test_data.py::test_large",)
+    assert "tests/data/large.txt" in result.message

@@ -59,7 +59,7 @@ class CodeTarget:
 
 # why a failing test fails because of the environment, not the code (bot/fix/reproduce/classify.py)
 CauseKind = Literal["removed-stdlib", "python-version", "python-syntax", "missing-module", "dependency-api",
-                    "dependency-error", "system-library", "tool"]
+                    "dependency-error", "system-library", "tool", "missing-test-file"]
 
 
 @dataclass(frozen=True)

@@ -11,6 +11,8 @@ no change of the project's code should paper over:
   dependency-error an error raised inside an installed package, called from the tests' own code with no project
                    frame between (a test helper or fixture broken by a newer release);
   system-library   a shared library the sandbox lacks;
+  missing-test-file a file the tests' own code reads from a folder of the checkout that holds files like it, and
+                   the checkout lacks (a test input never committed), with no project frame on the way;
   tool             a pytest plugin the environment has that does not load on this Python (fixbot's probe leaves
                    it out: bot/inside/probe_others.py), read from the run's output.
 The network and missing programs are set aside elsewhere (bot/fix/reproduce/runs.py) by what the test tried to do.
@@ -62,6 +64,7 @@ _NO_MODULE = re.compile(r"No module named '([\w.]+)'")
 _NO_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _NO_ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
 _SHARED_LIBRARY = re.compile(r"cannot open shared object file|library not found|Library not loaded")
+_NO_FILE = re.compile(r"\[Errno 2\] No such file or directory: '([^']+)'")
 _OLD_SYNTAX = re.compile(r"Missing parentheses in call to '(?:print|exec)'")
 _BROKEN_PLUGIN = re.compile(r"^fixbot: the pytest plugin (\S+) does not load here \((.*)\); the tests run without it$",
                             re.MULTILINE)
@@ -152,7 +155,38 @@ def classify_one(failure: Failure, s: Setting) -> tuple[CauseKind, str, str] | N
         return _missing_name(m[1], m[2], s)
     if kind == "SyntaxError" and _OLD_SYNTAX.search(message):
         return "python-syntax", f"Python {s.python} does not parse this code ({message})", s.older_python()
+    if kind in ("FileNotFoundError", "OSError", "IOError") and (path := _missing_test_file(failure, s)):
+        return ("missing-test-file", f"the tests read {path}, which the checkout does not hold",
+                "commit that file, or correct the path the test reads it from")
     return _dependency_error(failure, kind)
+
+
+def _missing_test_file(failure: Failure, s: Setting) -> str | None:
+    """The checkout path of a file that the tests' own code failed to open, in a folder of the checkout holding
+    other files with its extension (a test data folder), when no project frame is on the way. A file the project's
+    code should have written is the code's: it would be missing from a temporary folder, not from one where the
+    checkout keeps files like it. The path may be absolute in the sandbox or on the host, so its longest tail that
+    lands in such a folder is taken."""
+    if (m := _NO_FILE.search(failure.message or "")) is None or not _only_tests(failure):
+        return None
+    parts = [p for p in m[1].replace("\\", "/").split("/") if p not in ("", ".")]
+    if ".." in parts:
+        return None
+    for start in range(len(parts) - 1):  # /work/run-1/0/tests/data/x.py: work/run-1/..., run-1/..., ..., tests/...
+        path = "/".join(parts[start:])
+        if path in s.files:
+            return None  # the checkout has it: the test looked elsewhere, which may be the code's doing
+        folder, _, name = path.rpartition("/")
+        extension = name.rpartition(".")[2] if "." in name else None
+        if extension and any(f.startswith(f"{folder}/") and f.endswith(f".{extension}") for f in s.files):
+            return path
+    return None
+
+
+def _only_tests(failure: Failure) -> bool:
+    """The traceback holds checkout frames and all of them are the tests' own (no project code on the way)."""
+    ours = [f for f in failure.traceback if not f.path.startswith("/")]
+    return bool(ours) and all(_is_test_file(f.path) for f in ours)
 
 
 def _dependency_error(failure: Failure, kind: str) -> tuple[CauseKind, str, str] | None:
@@ -162,8 +196,7 @@ def _dependency_error(failure: Failure, kind: str) -> tuple[CauseKind, str, str]
     package = _installed(failure.traceback[-1].path)
     if package is None:
         return None
-    ours = [f for f in failure.traceback if not f.path.startswith("/")]
-    if not ours or any(not _is_test_file(f.path) for f in ours):
+    if not _only_tests(failure):
         return None  # the project's code is on the way: it may be the project's misuse of the package
     return ("dependency-error", f"the tests' own code fails inside {package} ({kind})",
             "--as-of the failing commit's date, or pin the release the project was tested with")
