@@ -83,3 +83,31 @@ def test_what_the_function_already_had_is_never_held_against_the_change():
     count = "def unique(xs):\n    return len(set(xs)) == len(xs)\n"
     limit = count.replace("    return", "    if xs.count(xs[0]) > 2:\n        return False\n    return")
     assert anti_patterns(count, limit, "assert unique([2, 2, 2]) == False\n") == ()  # a threshold, not an input
+
+
+COLUMN = '''def column(line):
+    col = 0
+    for char in line:
+        if char == ' ':
+            col += 1
+        elif char == '\\t':
+            col += 4
+        elif char in '\\r\\n':
+            col = 0
+        else:
+            break
+    return col
+'''
+
+
+def test_a_condition_widened_over_a_later_branch_is_named_and_one_that_leaves_every_branch_reachable_is_not():
+    # `<= ' '` takes tabs and newlines too: both later branches can no longer run
+    assert anti_patterns(COLUMN, COLUMN.replace("char == ' '", "char <= ' '")) == ("shadows-branch",)
+    assert anti_patterns(COLUMN, COLUMN.replace("char == ' '", "char in ' \\t'")) == ("shadows-branch",)
+    assert anti_patterns(COLUMN, COLUMN.replace("col += 4", "col += 1")) == ()  # a body's change
+    assert anti_patterns(COLUMN, COLUMN.replace("char == ' '", "char in ' \\x0c'")) == ()  # widened, all reachable
+    deleted = COLUMN.replace("char == ' '", "char in ' \\t'").replace("        elif char == '\\t':\n"
+                                                                       "            col += 4\n", "")
+    assert anti_patterns(COLUMN, deleted) == ()  # the branch deleted along with the widening: a rewrite to read
+    # a test that reads anything but the one name cannot be evaluated, and says nothing
+    assert anti_patterns(COLUMN, COLUMN.replace("char == ' '", "char.isspace()")) == ()

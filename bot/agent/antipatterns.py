@@ -19,6 +19,9 @@ One rule per class of wrong fix:
                        case, `if n == 2: return 2`, is no guard; a rewrite that also changes other code is not
                        read as one). Tan et al.'s "delete a CFG exit node": the input the guard turned away now
                        runs on.
+  shadows-branch       an `if`/`elif` test changed so that it now holds for every value a later `elif` of the same
+                       chain takes (`elif c == '\n'` after `if c == ' '` became `if c <= ' '`), which it did not
+                       before: that branch can no longer run, its path deleted without deleting its code.
 
 In: the function's source before and after (one span, dedented or not), and the failing tests' source. Out: the
 rules the change breaks, in this order. Never: a judgement of the change's correctness otherwise; a rule fires only
@@ -32,7 +35,7 @@ from collections import Counter
 from collections.abc import Iterable
 
 RULES = ("swallows-exception", "early-exit", "special-cases-test", "deletes-check", "deletes-loop-update",
-         "deletes-guard")
+         "deletes-guard", "shadows-branch")
 WHY = {  # each rule's class of wrong fix, as the model is told when its candidate is refused
     "swallows-exception": "it catches an exception and does nothing with it, which hides the failure instead of "
                           "fixing its cause",
@@ -44,6 +47,8 @@ WHY = {  # each rule's class of wrong fix, as the model is told when its candida
     "deletes-loop-update": "it deletes the update of a variable the loop's condition reads",
     "deletes-guard": "it deletes a guard's `return`, so the input the guard turned "
                      "away now runs on, instead of fixing what that input gets wrong",
+    "shadows-branch": "its condition now also takes the values a later `elif` handles, so that branch can no "
+                      "longer run",
 }
 Function = ast.FunctionDef | ast.AsyncFunctionDef
 
@@ -224,6 +229,68 @@ class _GuardDeleted(ast.NodeTransformer):
         return None if self.how == "removed" else ast.Pass()
 
 
+def _chains(tree: ast.AST) -> list[list[ast.expr]]:
+    """The tests of each `if`/`elif` chain with an `elif`, first to last."""
+    inner = {id(n.orelse[0]) for n in ast.walk(tree)
+             if isinstance(n, ast.If) and len(n.orelse) == 1 and isinstance(n.orelse[0], ast.If)}
+    chains = []
+    for node in (n for n in ast.walk(tree) if isinstance(n, ast.If) and id(n) not in inner):
+        tests = [node.test]
+        while len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If):
+            node = node.orelse[0]
+            tests.append(node.test)
+        if len(tests) > 1:
+            chains.append(tests)
+    return chains
+
+
+def _taken(test: ast.expr) -> tuple[str, list[object]] | None:
+    """`name == literal`, `name in (literals)` or `name in 'chars'`: the name and the values that take the branch."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.left, ast.Name)):
+        return None
+    op, right = test.ops[0], test.comparators[0]
+    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant):
+        return test.left.id, [right.value]
+    if isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) and right.elts \
+            and all(isinstance(e, ast.Constant) for e in right.elts):
+        return test.left.id, [e.value for e in right.elts if isinstance(e, ast.Constant)]
+    if isinstance(op, ast.In) and isinstance(right, ast.Constant) and isinstance(right.value, str) and right.value:
+        return test.left.id, list(right.value)
+    return None
+
+
+_PURE = (ast.Compare, ast.BoolOp, ast.UnaryOp, ast.Name, ast.Constant, ast.Tuple, ast.List, ast.Set, ast.cmpop,
+         ast.boolop, ast.unaryop, ast.expr_context)
+
+
+def _holds(test: ast.expr, name: str, value: object) -> bool | None:
+    """`test` with `name` bound to `value`; None when it reads anything else (a call, another name) or raises."""
+    if any(not isinstance(n, _PURE) or isinstance(n, ast.Name) and n.id != name for n in ast.walk(test)):
+        return None
+    try:
+        code = compile(ast.fix_missing_locations(ast.Expression(copy.deepcopy(test))), "<test>", "eval")
+        return bool(eval(code, {"__builtins__": {}}, {name: value}))  # literals and one name: nothing to run
+    except Exception:  # noqa: BLE001 (`'a' < 1`: the comparison says nothing about the branch)
+        return None
+
+
+def _shadows(before: ast.AST, after: ast.AST) -> bool:
+    """A chain's one changed test now takes every value of a later branch that it did not take before."""
+    olds = _chains(before)
+    for new in _chains(after):
+        for old in (c for c in olds if len(c) == len(new)):
+            changed = [i for i, (a, b) in enumerate(zip(old, new)) if ast.dump(a) != ast.dump(b)]
+            if len(changed) != 1:
+                continue
+            at = changed[0]
+            for taken in filter(None, map(_taken, new[at + 1:])):
+                name, values = taken
+                if all(_holds(new[at], name, v) is True for v in values) and \
+                        any(_holds(old[at], name, v) is False for v in values):
+                    return True
+    return False
+
+
 def anti_patterns(before: str, after: str, tests: str = "") -> tuple[str, ...]:
     """The rules (RULES) the change from `before` to `after` breaks; `tests`: the failing tests' source."""
     old, new = _parse(before), _parse(after)
@@ -243,6 +310,8 @@ def anti_patterns(before: str, after: str, tests: str = "") -> tuple[str, ...]:
         found.append("deletes-loop-update")
     if _deletes_guard(old, new):
         found.append("deletes-guard")
+    if _shadows(old, new):
+        found.append("shadows-branch")
     return tuple(found)
 
 
