@@ -85,29 +85,32 @@ def test_what_the_function_already_had_is_never_held_against_the_change():
     assert anti_patterns(count, limit, "assert unique([2, 2, 2]) == False\n") == ()  # a threshold, not an input
 
 
-COLUMN = '''def column(line):
+
+# a form feed should count one column; `char <= ' '` passes the tests and sends every newline past its own branch
+WIDTH = '''def width(line):
+    """The column where the line's text starts."""
     col = 0
     for char in line:
-        if char == ' ':
-            col += 1
-        elif char == '\\t':
+        if char == '\\t':
             col += 4
-        elif char in '\\r\\n':
+        elif char == ' ':
+            col += 1
+        elif char == '\\n':
             col = 0
         else:
             break
     return col
 '''
+CLEAN_WIDTH = WIDTH.replace("char == ' '", "char in ' \\x0c'")
 
 
 def test_a_condition_widened_over_a_later_branch_is_named_and_one_that_leaves_every_branch_reachable_is_not():
-    # `<= ' '` takes tabs and newlines too: both later branches can no longer run
-    assert anti_patterns(COLUMN, COLUMN.replace("char == ' '", "char <= ' '")) == ("shadows-branch",)
-    assert anti_patterns(COLUMN, COLUMN.replace("char == ' '", "char in ' \\t'")) == ("shadows-branch",)
-    assert anti_patterns(COLUMN, COLUMN.replace("col += 4", "col += 1")) == ()  # a body's change
-    assert anti_patterns(COLUMN, COLUMN.replace("char == ' '", "char in ' \\x0c'")) == ()  # widened, all reachable
-    deleted = COLUMN.replace("char == ' '", "char in ' \\t'").replace("        elif char == '\\t':\n"
-                                                                       "            col += 4\n", "")
-    assert anti_patterns(COLUMN, deleted) == ()  # the branch deleted along with the widening: a rewrite to read
+    assert anti_patterns(WIDTH, WIDTH.replace("char == ' '", "char <= ' '")) == ("shadows-branch",)
+    assert anti_patterns(WIDTH, WIDTH.replace("char == ' '", "char in ' \\n'")) == ("shadows-branch",)
+    assert anti_patterns(WIDTH, WIDTH.replace("col += 4", "col += 1")) == ()  # a body's change
+    assert anti_patterns(WIDTH, CLEAN_WIDTH) == ()  # widened, every branch still reachable
+    deleted = WIDTH.replace("char == ' '", "char in ' \\n'").replace("        elif char == '\\n':\n"
+                                                                     "            col = 0\n", "")
+    assert anti_patterns(WIDTH, deleted) == ()  # the branch deleted along with the widening: a rewrite to read
     # a test that reads anything but the one name cannot be evaluated, and says nothing
-    assert anti_patterns(COLUMN, COLUMN.replace("char == ' '", "char.isspace()")) == ()
+    assert anti_patterns(WIDTH, WIDTH.replace("char == ' '", "char.isspace()")) == ()
