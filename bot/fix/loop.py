@@ -22,6 +22,7 @@ from bot.checkout.paths import in_paths
 from bot.checkout.repository import Checkout
 from bot.errors import UserError
 from bot.fix.context import FixRun
+from bot.fix.deferred import defer, fall_back, until
 from bot.fix.locate.excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from bot.fix.locate.project_files import folders_of_tests, is_target_file
 from bot.fix.locate.rank import locate
@@ -325,21 +326,22 @@ def _sweep(ctx: FixRun, work: Work, options: FixOptions, deadline: float) -> Non
     repair = options.repair
     if repair.search is None or not repair.iterations:
         return
-    until = time.monotonic() + (deadline - time.monotonic()) * SWEEP_SHARE
+    ends = time.monotonic() + (deadline - time.monotonic()) * SWEEP_SHARE
     slow = repair.search.slow_mutants
     done = 0
     for upto in sorted({min(SWEEP_FIRST, slow), slow, SWEEP_WIDER * slow}):
         search_only = replace(repair, budgets=replace(repair.budgets, iterations=0),
                               search=replace(repair.search, slow_mutants=upto, skip=done))
-        _sweep_round(ctx, work, replace(options, repair=search_only), until, deadline)
+        _sweep_round(ctx, work, replace(options, repair=search_only), ends, deadline)
         done = upto
 
 
-def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, until: float, deadline: float) -> None:
+def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, ends: float, deadline: float) -> None:
     search = options.repair.search
     assert search is not None
     searched: set[tuple[str, str]] = set()
-    while work.remaining and len(searched) < options.max_targets and time.monotonic() < until:
+    while work.remaining and len(searched) < options.max_targets and \
+            time.monotonic() < min(ends, until(work, deadline)):
         assert work.run is not None
         target = next((t for t in _ranked(work, options) if (t.path, t.qualname) not in searched), None)
         if target is None:
@@ -350,18 +352,30 @@ def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, until: float, dea
             else f"the first {search.slow_mutants} mutants"
         ctx.say(f"searching {target.path}::{target.qualname} for a one-edit fix ({len(tests)} failing test(s); "
                 f"{tried})")
-        repaired = _repair_one(ctx, work, (target,), tests, options, until)
-        if repaired.fixed is None:
-            work.swept.append(replace(repaired, stop_reason="search_only"))
+        repaired = _repair_one(ctx, work, (target,), tests, options, ends)
+        if repaired.fixed is None or defer(ctx, work, repaired):  # deferred: the model still gets the target
+            work.swept.append(replace(repaired, status="not_fixed", fixed=None, anti_patterns=(),
+                                      stop_reason="search_only"))
             continue
         work.tried.add((target.path, target.qualname))
         work.repairs.append(_verify(ctx, work, repaired, options, deadline))
 
 
 def repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str) -> None:
-    _sweep(ctx, work, options, deadline)
+    """The sweep, then each target's turn with the agent until the tests pass or the time is spent; a fix that
+    looks wrong is kept only when nothing else fixed its tests (bot/fix/deferred.py)."""
+    try:
+        _sweep(ctx, work, options, deadline)
+        _turns(ctx, work, options, deadline, model)
+    except BaseException:  # stopped, or the model failed: no time to verify, but the report keeps them
+        fall_back(ctx, work, None)
+        raise
+    fall_back(ctx, work, lambda repaired: _verify(ctx, work, repaired, options, deadline))
+
+
+def _turns(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str) -> None:
     swept = {(r.target.path, r.target.qualname) for r in work.swept}
-    while work.remaining and time.monotonic() < deadline:
+    while work.remaining and time.monotonic() < until(work, deadline):
         chosen = _next_spans(ctx, work, options, model) \
             if len(work.tried) + len(work.pairs) < options.max_targets else None
         if chosen is None and another_pass(ctx.say, work, deadline):
@@ -373,7 +387,9 @@ def repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, m
         opts = replace(options, repair=replace(options.repair, search=replace(search, first_round=False))) \
             if searched and search else options
         last = alone(work, options.max_targets, chosen[0])
-        repaired = _repair_one(ctx, work, *chosen, opts, share(last, deadline), last)
+        repaired = _repair_one(ctx, work, *chosen, opts, share(last, until(work, deadline)), last)
+        if defer(ctx, work, repaired):
+            continue
         if repaired.fixed is not None:
             repaired = _verify(ctx, work, repaired, options, deadline)
         work.repairs.append(repaired)

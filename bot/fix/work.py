@@ -19,6 +19,15 @@ from bot.fix.types import CodeTarget, EnvCause, TestRun
 from bot.fix.verify.patch import make_patch
 
 
+@dataclass(frozen=True)
+class Deferred:
+    """A repair that fixed its tests with a change breaking an anti-pattern rule (bot/fix/deferred.py), and the
+    files it was found on: kept only if nothing else fixes them, and only on those files."""
+
+    repair: TargetRepair
+    files: dict[str, bytes]
+
+
 @dataclass
 class Work:
     """What the run has found and done so far: all a report needs, also when the run is stopped mid-way."""
@@ -43,6 +52,7 @@ class Work:
     ranked: list[CodeTarget] = field(default_factory=list)
     repairs: list[TargetRepair] = field(default_factory=list)
     swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that found nothing
+    deferred: list[Deferred] = field(default_factory=list)  # fixes that look wrong, while a better one is sought
     passes: int = 1  # passes over the targets (bot/fix/loop.py, another_pass)
 
     @property
