@@ -51,7 +51,7 @@ class Work:
     pairs: set[PairKey] = field(default_factory=set)  # two-span repairs tried: each counts as a target
     ranked: list[CodeTarget] = field(default_factory=list)
     repairs: list[TargetRepair] = field(default_factory=list)
-    swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that found nothing
+    swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that kept nothing (or deferred)
     deferred: list[Deferred] = field(default_factory=list)  # fixes that look wrong, while a better one is sought
     passes: int = 1  # passes over the targets (bot/fix/loop.py, another_pass)
 
