@@ -114,3 +114,8 @@ def test_a_condition_widened_over_a_later_branch_is_named_and_one_that_leaves_ev
     assert anti_patterns(WIDTH, deleted) == ()  # the branch deleted along with the widening: a rewrite to read
     # a test that reads anything but the one name cannot be evaluated, and says nothing
     assert anti_patterns(WIDTH, WIDTH.replace("char == ' '", "char.isspace()")) == ()
+    # a chain that already took a later branch's values is what the function had: never held against a change
+    loop = WIDTH[WIDTH.index("    for char"):WIDTH.index("    return col")]
+    two = WIDTH.replace("    return col\n", loop.replace("char == ' '", "char <= ' '") + "    return col\n")
+    assert anti_patterns(two, two) == () and anti_patterns(two, two.replace("col += 4", "col += 2", 1)) == ()
+    assert anti_patterns(two, two.replace("char == ' '", "char <= ' '")) == ("shadows-branch",)

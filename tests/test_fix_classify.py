@@ -105,6 +105,12 @@ def test_a_data_file_the_tests_read_and_the_checkout_lacks_is_not_the_code_unles
     assert read("/work/run-1/0/tests/data/large.json") == read("tests/data/large.json")
     assert read("tests/data/large.json", (frame("tests/test_cart.py"), frame("shop/cart.py"))) is None
     assert read("/tmp/pytest-of-root/pytest-0/test_save0/out.json") is None  # the code's output, not an input
+    # ... even where the code writes a tree like the checkout's into a temporary folder
+    assert read("/tmp/pytest-of-root/pytest-0/test_gen0/proj/tests/data/large.json") is None
     assert read("tests/data/small.json") is None  # the checkout has it: the test looked in the wrong place
     assert read("tests/data/large.csv") is None  # no file like it there: not a folder of test inputs
-    assert read("ffmpeg") is None  # a program the sandbox lacks is set aside elsewhere
+    assert read("tests/large.json") is None  # files like it only in a folder below
+    # a path the project's code named (its frame returned before the test opened it) is no test folder
+    shop = Setting({**FILES, "shop/locales/en_US.json": b"{}"}, "3.11")
+    assert classify_one(failure("FileNotFoundError", "[Errno 2] No such file or directory: "
+                                                     "'shop/locales/en-US.json'", tests_only), shop) is None

@@ -275,19 +275,21 @@ def _holds(test: ast.expr, name: str, value: object) -> bool | None:
 
 
 def _shadows(before: ast.AST, after: ast.AST) -> bool:
-    """A chain's one changed test now takes every value of a later branch that it did not take before."""
-    olds = _chains(before)
-    for new in _chains(after):
-        for old in (c for c in olds if len(c) == len(new)):
-            changed = [i for i, (a, b) in enumerate(zip(old, new)) if ast.dump(a) != ast.dump(b)]
-            if len(changed) != 1:
-                continue
-            at = changed[0]
-            for taken in filter(None, map(_taken, new[at + 1:])):
-                name, values = taken
-                if all(_holds(new[at], name, v) is True for v in values) and \
-                        any(_holds(old[at], name, v) is False for v in values):
-                    return True
+    """A chain's one changed test now takes every value of a later branch that it did not take before. Chains are
+    paired by their order in the function, only where the change kept their number and lengths."""
+    olds, news = _chains(before), _chains(after)
+    if len(olds) != len(news):
+        return False
+    for old, new in zip(olds, news):
+        changed = [i for i, (a, b) in enumerate(zip(old, new)) if ast.dump(a) != ast.dump(b)]
+        if len(old) != len(new) or len(changed) != 1:
+            continue
+        at = changed[0]
+        for taken in filter(None, map(_taken, new[at + 1:])):
+            name, values = taken
+            if all(_holds(new[at], name, v) is True for v in values) and \
+                    any(_holds(old[at], name, v) is False for v in values):
+                return True
     return False
 
 

@@ -27,6 +27,7 @@ from bot.fix.locate.excerpt import Excerpt, answer_tokens, excerpt_context, exce
 from bot.fix.locate.project_files import folders_of_tests, is_target_file
 from bot.fix.locate.rank import locate
 from bot.fix.options import FixOptions
+from bot.fix.progress import progress_lines
 from bot.fix.repair.briefing import agent_target, blamed_tests, target_source, tests_shown
 from bot.fix.repair.harness import RepoHarness, tests_pass, with_code
 from bot.fix.repair.missing import described, is_stub, missing_names, with_stubs
@@ -98,19 +99,6 @@ def another_pass(say: Callable[[str], None], work: Work, deadline: float) -> boo
     return True
 
 
-def _progress(ctx: FixRun):
-    def say(item: Attempt | SearchRound) -> None:
-        if isinstance(item, SearchRound):
-            ctx.say(f"    search around {item.base}: {item.candidates} mutants, "
-                    f"{'found ' + item.edit if item.fixed else 'none passed'} · {item.seconds:.1f} s")
-        elif item.node == "score":
-            ctx.say(f"    {item.feedback} · {item.latency_s:.1f} s")
-        else:
-            ctx.say(f"    attempt {item.iteration} ({item.node}): {item.outcome} · {item.completion_tokens} tokens · "
-                    f"{item.latency_s:.1f} s")
-    return say
-
-
 def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str],
                 options: FixOptions, deadline: float, last: bool = False) -> TargetRepair:
     """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first);
@@ -145,7 +133,8 @@ def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: f
 
         result = repair(AgentContext(llm=ctx.llm, harness=harness, target=target,
                                      briefing=Briefing(summary=first.feedback, tests=harness.shown),
-                                     options=replace(terms, budgets=budgets), seed=seed, progress=_progress(ctx)))
+                                     options=replace(terms, budgets=budgets), seed=seed,
+                                     progress=progress_lines(ctx.say)))
     except RepairInterrupted as exc:
         if isinstance(exc.__cause__, PromptTooLong):  # this target's evidence, not the model: the next may fit
             ctx.say(f"  the prompt for {spans[0].qualname} does not fit the model's context ({exc}); going on")
@@ -352,10 +341,11 @@ def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, ends: float, dead
             else f"the first {search.slow_mutants} mutants"
         ctx.say(f"searching {target.path}::{target.qualname} for a one-edit fix ({len(tests)} failing test(s); "
                 f"{tried})")
-        repaired = _repair_one(ctx, work, (target,), tests, options, ends)
-        if repaired.fixed is None or defer(ctx, work, repaired):  # deferred: the model still gets the target
-            work.swept.append(replace(repaired, status="not_fixed", fixed=None, anti_patterns=(),
-                                      stop_reason="search_only"))
+        repaired = _repair_one(ctx, work, (target,), tests, options, min(ends, until(work, deadline)))
+        if defer(ctx, work, repaired):  # the model still gets the target (its first search round done)
+            continue
+        if repaired.fixed is None:
+            work.swept.append(replace(repaired, stop_reason="search_only"))
             continue
         work.tried.add((target.path, target.qualname))
         work.repairs.append(_verify(ctx, work, repaired, options, deadline))
@@ -364,21 +354,30 @@ def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, ends: float, dead
 def repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str) -> None:
     """The sweep, then each target's turn with the agent until the tests pass or the time is spent; a fix that
     looks wrong is kept only when nothing else fixed its tests (bot/fix/deferred.py)."""
+    def verify(repaired: TargetRepair) -> TargetRepair:
+        return _verify(ctx, work, repaired, options, deadline)
+
     try:
         _sweep(ctx, work, options, deadline)
         _turns(ctx, work, options, deadline, model)
-    except BaseException:  # stopped, or the model failed: no time to verify, but the report keeps them
+    except ModelFailed as exc:  # the model is gone, the time is not: a deferred fix may still be all it takes
+        fall_back(ctx, work, verify)
+        if work.remaining:
+            raise
+        work.repairs.append(exc.repair)
+        return
+    except BaseException:  # stopped: no time to verify, but the report keeps them
         fall_back(ctx, work, None)
         raise
-    fall_back(ctx, work, lambda repaired: _verify(ctx, work, repaired, options, deadline))
+    fall_back(ctx, work, verify)
 
 
 def _turns(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str) -> None:
-    swept = {(r.target.path, r.target.qualname) for r in work.swept}
+    swept = {(r.target.path, r.target.qualname) for r in (*work.swept, *(d.repair for d in work.deferred))}
     while work.remaining and time.monotonic() < until(work, deadline):
         chosen = _next_spans(ctx, work, options, model) \
             if len(work.tried) + len(work.pairs) < options.max_targets else None
-        if chosen is None and another_pass(ctx.say, work, deadline):
+        if chosen is None and another_pass(ctx.say, work, until(work, deadline)):
             chosen = _next_spans(ctx, work, options, model)
         if chosen is None:
             return

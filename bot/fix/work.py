@@ -22,7 +22,8 @@ from bot.fix.verify.patch import make_patch
 @dataclass(frozen=True)
 class Deferred:
     """A repair that fixed its tests with a change breaking an anti-pattern rule (bot/fix/deferred.py), and the
-    files it was found on: kept only if nothing else fixes them, and only on those files."""
+    files of its spans as it was found on them: kept only if nothing else fixes its tests, and only while no other
+    kept fix has changed those files."""
 
     repair: TargetRepair
     files: dict[str, bytes]
@@ -51,7 +52,7 @@ class Work:
     pairs: set[PairKey] = field(default_factory=set)  # two-span repairs tried: each counts as a target
     ranked: list[CodeTarget] = field(default_factory=list)
     repairs: list[TargetRepair] = field(default_factory=list)
-    swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that kept nothing (or deferred)
+    swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that found nothing
     deferred: list[Deferred] = field(default_factory=list)  # fixes that look wrong, while a better one is sought
     passes: int = 1  # passes over the targets (bot/fix/loop.py, another_pass)
 

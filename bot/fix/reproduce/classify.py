@@ -11,8 +11,8 @@ no change of the project's code should paper over:
   dependency-error an error raised inside an installed package, called from the tests' own code with no project
                    frame between (a test helper or fixture broken by a newer release);
   system-library   a shared library the sandbox lacks;
-  missing-test-file a file the tests' own code reads from a folder of the checkout that holds files like it, and
-                   the checkout lacks (a test input never committed), with no project frame on the way;
+  missing-test-file a file the tests' own code reads from a test folder of the checkout that holds files like it,
+                   and the checkout lacks (a test input never committed), with no project frame on the way;
   tool             a pytest plugin the environment has that does not load on this Python (fixbot's probe leaves
                    it out: bot/inside/probe_others.py), read from the run's output.
 The network and missing programs are set aside elsewhere (bot/fix/reproduce/runs.py) by what the test tried to do.
@@ -28,6 +28,7 @@ import sys
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from bot.checkout.paths import is_test_path
 from bot.failures import Failure
 from bot.fix.types import CauseKind, EnvCause
 
@@ -65,6 +66,7 @@ _NO_NAME = re.compile(r"cannot import name '(\w+)' from '([\w.]+)'")
 _NO_ATTRIBUTE = re.compile(r"module '([\w.]+)' has no attribute '(\w+)'")
 _SHARED_LIBRARY = re.compile(r"cannot open shared object file|library not found|Library not loaded")
 _NO_FILE = re.compile(r"\[Errno 2\] No such file or directory: '([^']+)'")
+_SANDBOX_COPY = re.compile(r"/run-[^/]+/\d+/")  # the checkout's copy in a sandbox run (sandbox/runner.py's layout)
 _OLD_SYNTAX = re.compile(r"Missing parentheses in call to '(?:print|exec)'")
 _BROKEN_PLUGIN = re.compile(r"^fixbot: the pytest plugin (\S+) does not load here \((.*)\); the tests run without it$",
                             re.MULTILINE)
@@ -162,25 +164,26 @@ def classify_one(failure: Failure, s: Setting) -> tuple[CauseKind, str, str] | N
 
 
 def _missing_test_file(failure: Failure, s: Setting) -> str | None:
-    """The checkout path of a file that the tests' own code failed to open, in a folder of the checkout holding
-    other files with its extension (a test data folder), when no project frame is on the way. A file the project's
-    code should have written is the code's: it would be missing from a temporary folder, not from one where the
-    checkout keeps files like it. The path may be absolute in the sandbox or on the host, so its longest tail that
-    lands in such a folder is taken."""
+    """The checkout path of a file that the tests' own code failed to open, with no project frame on the way, in a
+    test folder of the checkout that holds other files with its extension (`tests/data/*.py`): a test input never
+    committed. The path is read relative to the checkout, or absolute inside a sandbox run's copy of it; a file
+    missing anywhere else (a temporary folder the code should have written to, a folder of the project's own) stays
+    the code's."""
     if (m := _NO_FILE.search(failure.message or "")) is None or not _only_tests(failure):
         return None
-    parts = [p for p in m[1].replace("\\", "/").split("/") if p not in ("", ".")]
-    if ".." in parts:
+    path = m[1].replace("\\", "/")
+    if path.startswith("/"):
+        inside = _SANDBOX_COPY.search(path)
+        if inside is None:
+            return None
+        path = path[inside.end():]
+    path = "/".join(p for p in path.split("/") if p not in ("", "."))
+    folder, _, name = path.rpartition("/")
+    extension = name.rpartition(".")[2] if "." in name else ""
+    if ".." in path.split("/") or not folder or not extension or path in s.files or not is_test_path(path):
         return None
-    for start in range(len(parts) - 1):  # /work/run-1/0/tests/data/x.py: work/run-1/..., run-1/..., ..., tests/...
-        path = "/".join(parts[start:])
-        if path in s.files:
-            return None  # the checkout has it: the test looked elsewhere, which may be the code's doing
-        folder, _, name = path.rpartition("/")
-        extension = name.rpartition(".")[2] if "." in name else None
-        if extension and any(f.startswith(f"{folder}/") and f.endswith(f".{extension}") for f in s.files):
-            return path
-    return None
+    holds = any(f.rpartition("/")[0] == folder and f.endswith(f".{extension}") for f in s.files)
+    return path if holds else None
 
 
 def _only_tests(failure: Failure) -> bool:
