@@ -39,12 +39,12 @@ from bot.checkout.repository import Checkout
 from bot.environment.prepare import EnvRequest, prepare_environment
 from bot.errors import UserError
 from bot.fix.locate.rank import locate
+from bot.fix.loop.work import Work, test_roots
 from bot.fix.reproduce.command import TestCommand
 from bot.fix.reproduce.runs import CRASH
 from bot.fix.reproduce.testrun import run_tests
 from bot.fix.run import SUITE_LIMITS
 from bot.fix.types import CodeTarget
-from bot.fix.work import Work, test_roots
 from sandbox import open_sandbox
 from sandbox.containers import connect
 

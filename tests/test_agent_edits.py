@@ -5,7 +5,8 @@ import json
 
 import pytest
 
-from bot.agent.designs.edits import EditError, anchors, apply_edits, edit_schema, numbered, parse_edits, quoted
+from bot.agent.designs.edit_layout import apply_edits
+from bot.agent.designs.edits import EditError, anchors, edit_schema, numbered, parse_edits, quoted
 
 # The function as the thought-patch agent shows it: without its docstring, numbered 1..n.
 SOURCE = '''def total(xs):

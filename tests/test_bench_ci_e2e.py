@@ -53,7 +53,7 @@ def test_the_names_the_parts_read_are_fixbots_own():
     ci = (REPO / "bot" / "cli" / "ci_cmd.py").read_text()
     assert all(f'io.group("{title}")' in ci for title in (LOG_READ_GROUP, FIX_GROUP, PUBLISH_GROUP))
     fix = REPO / "bot" / "fix"
-    runs = (fix / "reproduce" / "runs.py").read_text() + (fix / "loop.py").read_text()
+    runs = (fix / "reproduce" / "runs.py").read_text() + (fix / "loop" / "targets.py").read_text()
     assert all(f'"{purpose}"' in runs for purpose in REPRODUCE_RUNS + VERIFY_RUNS)
 
 

@@ -1,5 +1,5 @@
 """A fix that looks wrong (bot/agent/antipatterns.py) is deferred: the run looks on for another, and keeps the
-deferred one, flagged, only when nothing else fixes its tests (bot/fix/deferred.py). The pipeline with the
+deferred one, flagged, only when nothing else fixes its tests (bot/fix/loop/deferred.py). The pipeline with the
 mutation search and a scripted model, in the real sandbox."""
 from __future__ import annotations
 
@@ -10,10 +10,10 @@ import pytest
 
 from bot.agent.options import SearchOptions
 from bot.checkout.repository import Checkout
-from bot.fix.deferred import defer, fall_back, until
+from bot.fix.loop.deferred import defer, fall_back, until
+from bot.fix.loop.work import Work
 from bot.fix.result import TargetRepair
 from bot.fix.types import CodeTarget
-from bot.fix.work import Work
 
 from .test_agent_antipatterns import CLEAN_WIDTH as CLEAN
 from .test_agent_antipatterns import WIDTH

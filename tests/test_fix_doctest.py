@@ -1,8 +1,8 @@
-"""A failing doctest's module stays a place to repair (bot/fix/work.py); the pipeline's own run of one is in
+"""A failing doctest's module stays a place to repair (bot/fix/loop/work.py); the pipeline's own run of one is in
 test_fix.py."""
 from __future__ import annotations
 
-from bot.fix.work import is_doctest
+from bot.fix.loop.work import is_doctest
 
 
 def test_doctest_ids_are_told_from_test_functions():

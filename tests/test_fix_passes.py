@@ -1,10 +1,11 @@
-"""Another pass over the targets that failed (bot/fix/loop.py, another_pass): when every target has been
+"""Another pass over the targets that failed (bot/fix/loop/targets.py, another_pass): when every target has been
 tried and time is left, they are tried again with other seeds and the other temperature schedule."""
 from __future__ import annotations
 
 from bot.agent import Budgets, RepairOptions
 from bot.agent.steps.nodes import REPEAT_CALLS
-from bot.fix.loop import MAX_PASSES, PASS_SEED, turn
+from bot.fix.loop.targets import MAX_PASSES
+from bot.fix.loop.turn import PASS_SEED, turn
 from bot.llm import Completion
 
 from .test_fix import fix_example

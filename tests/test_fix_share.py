@@ -1,13 +1,13 @@
-"""How the pipeline shares its time between targets (bot/fix/loop.py): the ranking is a guess, so one target
+"""How the pipeline shares its time between targets (bot/fix/loop/targets.py): the ranking is a guess, so one target
 may not spend it all."""
 from __future__ import annotations
 
 import time
 
 from bot.checkout.repository import Checkout
-from bot.fix.loop import TARGET_SHARE, alone, share
+from bot.fix.loop.targets import TARGET_SHARE, alone, share
+from bot.fix.loop.work import Work
 from bot.fix.types import CodeTarget
-from bot.fix.work import Work
 
 
 def target(name: str) -> CodeTarget:

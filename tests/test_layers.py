@@ -29,3 +29,14 @@ def test_no_module_over_400_lines():
     files = [p for package in ("bot", "sandbox", "eval") for p in (ROOT / package).rglob("*.py")]
     long = {str(p.relative_to(ROOT)): n for p in files if (n := len(p.read_text(encoding="utf-8").splitlines())) > 400}
     assert long == {}
+
+
+def test_the_flow_s_folders_keep_their_tops_small():
+    # a newcomer reads `ls bot/fix bot/agent` as the flow: its steps are folders, few modules sit beside them
+    def modules(folder: str) -> list[str]:
+        return sorted(p.name for p in (ROOT / folder).glob("*.py") if p.name != "__init__.py")
+
+    assert len(modules("bot/fix")) <= 8, modules("bot/fix")
+    assert len(modules("bot/agent")) <= 10, modules("bot/agent")
+    assert all((p / "__init__.py").read_text(encoding="utf-8").lstrip().startswith('"""')
+               for p in (ROOT / "bot").rglob("*") if p.is_dir() and (p / "__init__.py").exists())

@@ -135,7 +135,8 @@ def test_the_openai_backend_talks_to_a_real_local_server(llama_server: str,
 
 
 def test_an_answer_held_to_the_edit_schema_is_edits_that_apply(bundled: LlamaCppLLM) -> None:
-    from bot.agent.designs.edits import apply_edits, edit_schema, numbered, parse_edits
+    from bot.agent.designs.edit_layout import apply_edits
+    from bot.agent.designs.edits import edit_schema, numbered, parse_edits
 
     # a quoted string among the lines: an enum value with a JSON escape once made a grammar that crashed llama.cpp
     source = 'def add(a, b):\n    total = a - b\n    unit = ""\n    return total\n'
@@ -200,7 +201,7 @@ LONG = [Message("system", "Answer with one word."), Message("user", "Which word 
 
 def test_a_prompt_longer_than_the_context_is_the_prompt_s_failure(bundled: LlamaCppLLM) -> None:
     """A prompt that does not fit is `PromptTooLong` (one target's evidence was too long, the run goes on:
-    bot/fix/loop.py), not a failure of the model."""
+    bot/fix/loop/turn.py), not a failure of the model."""
     with pytest.raises(PromptTooLong, match="exceed context window"):
         bundled.complete(LONG, max_tokens=8, seed=0)
 

@@ -141,7 +141,7 @@ def test_the_raising_statement_is_wrapped_first_and_only_where_the_traceback_sho
 def test_the_searchs_catch_of_the_exception_is_kept_flagged_when_the_model_finds_nothing_else(tmp_path, docker_client,
                                                                                               sandbox_image):
     # a swallowed exception looks like a wrong fix (bot/agent/antipatterns.py), so it is deferred while the model
-    # gets its turn (bot/fix/deferred.py); here, as in the developers' fix of a dev bug, it is the right one
+    # gets its turn (bot/fix/loop/deferred.py); here, as in the developers' fix of a dev bug, it is the right one
     root = make_repo(tmp_path / "entity", {"html_text.py": ENTITY_MODULE, "tests/test_entity.py": ENTITY_TESTS})
     llm = ByNameLLM({})
     result, _ = fix_example(docker_client, sandbox_image, root, llm, search=SearchOptions())

@@ -16,7 +16,9 @@ from typing import Any
 from bot.checkout.repository import Checkout
 from bot.errors import Stopped
 from bot.fix.context import FixRun
-from bot.fix.loop import ModelFailed, rename_missing, repair_loop, stub_missing
+from bot.fix.loop.targets import rename_missing, repair_loop, stub_missing
+from bot.fix.loop.turn import ModelFailed
+from bot.fix.loop.work import Work, best_attempt
 from bot.fix.options import FixOptions
 from bot.fix.repair.briefing import explanation
 from bot.fix.repair.renames import rename_explanation
@@ -30,7 +32,6 @@ from bot.fix.reproduce.runs import (
 from bot.fix.result import FixResult, Timings, left_alone, set_aside
 from bot.fix.types import FixStatus
 from bot.fix.verify.patch import PatchRejected, make_patch, validate
-from bot.fix.work import Work, best_attempt
 from sandbox.errors import SandboxError
 
 __all__ = ["fix"]

@@ -20,7 +20,7 @@ RepairStatus = Literal["fixed", "not_fixed", "regressed"]
 # the agent's own, or why the pipeline ended a repair without it: the blamed tests passed as the code was, a stop
 # (time budget, signal), the model failed, its prompt did not fit the model's context, a bug of fixbot's, the search
 # alone fixed it before the model was asked, a method renamed to the name the tests call (bot/fix/repair/renames.py),
-# a fix that looked wrong and was not kept since another fixed its tests (bot/fix/deferred.py)
+# a fix that looked wrong and was not kept since another fixed its tests (bot/fix/loop/deferred.py)
 RepairStop = StopReason | Literal["passed_without_change", "stopped", "error", "prompt_too_long", "internal_error",
                                   "search_only", "renamed", "deferred"]
 # who wrote a repair's code: the agent's makers (bot/agent/types.py), or the rename step (bot/fix/repair/renames.py)

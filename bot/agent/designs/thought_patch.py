@@ -23,7 +23,8 @@ from langgraph.runtime import Runtime
 
 from bot.agent.context import AgentContext
 from bot.agent.designs import thought_patch_prompts as tp_prompts
-from bot.agent.designs.edits import EditError, apply_edits, edit_schema, numbered, parse_edits, quoted
+from bot.agent.designs.edit_layout import apply_edits
+from bot.agent.designs.edits import EditError, edit_schema, numbered, parse_edits, quoted
 from bot.agent.source.code import code_hash, normalized_dump, split_docstring
 from bot.agent.state import END, AgentState, Cost, Problem
 from bot.agent.steps import prompts

@@ -15,8 +15,8 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from bot.fix.context import FixRun
+from bot.fix.loop.work import Deferred, Work
 from bot.fix.result import TargetRepair
-from bot.fix.work import Deferred, Work
 
 RESERVE_FACTOR, RESERVE_MIN_S = 1.5, 10.0  # kept back per deferred fix: times the last suite run, at least
 

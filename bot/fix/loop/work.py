@@ -21,7 +21,7 @@ from bot.fix.verify.patch import make_patch
 
 @dataclass(frozen=True)
 class Deferred:
-    """A repair that fixed its tests with a change breaking an anti-pattern rule (bot/fix/deferred.py), and the
+    """A repair that fixed its tests with a change breaking an anti-pattern rule (bot/fix/loop/deferred.py), and the
     files of its spans as it was found on them: kept only if nothing else fixes its tests, and only while no other
     kept fix has changed those files."""
 
@@ -54,7 +54,7 @@ class Work:
     repairs: list[TargetRepair] = field(default_factory=list)
     swept: list[TargetRepair] = field(default_factory=list)  # the sweep's searches that found nothing
     deferred: list[Deferred] = field(default_factory=list)  # fixes that look wrong, while a better one is sought
-    passes: int = 1  # passes over the targets (bot/fix/loop.py, another_pass)
+    passes: int = 1  # passes over the targets (bot/fix/loop/targets.py, another_pass)
 
     @property
     def failures(self) -> tuple[Failure, ...]:

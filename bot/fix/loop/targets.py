@@ -1,7 +1,7 @@
 """The repair loop of one `fixbot fix` run: which target next, the mutation search alone on every ranked target
-first (the sweep), each target's turn with the agent and on which terms (its share of the time, its pass), the
-steps besides the agent (a method renamed, stubs written), and each fix verified by the whole suite before it
-becomes the base of the next target.
+first (the sweep), each target's turn with the agent (bot/fix/loop/turn.py) and its share of the time and
+its pass, the steps besides the agent (a method renamed, stubs written), and each fix verified by the whole
+suite before it becomes the base of the next target.
 
 In: the run's context (bot/fix/context.py), what it has found so far (`Work`: the reproduction), the options. Out:
 `Work` with its repairs, kept or undone. Never: a fix kept that broke a test that passed before; more than a
@@ -9,54 +9,31 @@ target's share of the time while another ranked target is untried."""
 from __future__ import annotations
 
 import time
-import traceback
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
-from bot.agent import AgentContext, AgentResult, Attempt, Briefing, RepairOptions, Schedule, Target
-from bot.agent.antipatterns import anti_patterns
-from bot.agent.source.code import changed_lines
-from bot.agent.types import RepairInterrupted, SearchRound
 from bot.checkout.paths import in_paths
 from bot.checkout.repository import Checkout
-from bot.errors import UserError
 from bot.fix.context import FixRun
-from bot.fix.deferred import defer, fall_back, until
-from bot.fix.locate.excerpt import Excerpt, answer_tokens, excerpt_context, excerpt_for
 from bot.fix.locate.project_files import folders_of_tests, is_target_file
 from bot.fix.locate.rank import locate
+from bot.fix.loop.deferred import defer, fall_back, until
+from bot.fix.loop.turn import ModelFailed, repair_one
+from bot.fix.loop.work import Work, still_failing, test_roots
 from bot.fix.options import FixOptions
-from bot.fix.progress import progress_lines
-from bot.fix.repair.briefing import agent_target, blamed_tests, target_source, tests_shown
-from bot.fix.repair.harness import RepoHarness, tests_pass, with_code
-from bot.fix.repair.missing import described, is_stub, missing_names, with_stubs
+from bot.fix.repair.briefing import blamed_tests
+from bot.fix.repair.harness import tests_pass, with_code
+from bot.fix.repair.missing import described, missing_names, with_stubs
 from bot.fix.repair.pairs import next_pair, pair_key
 from bot.fix.repair.renames import find_renames, rename_repair
-from bot.fix.reproduce.runs import (
-    guards_for,
-    suite_run,
-)
-from bot.fix.result import MadeBy, RepairStatus, RepairStop, TargetRepair
+from bot.fix.reproduce.runs import suite_run
+from bot.fix.result import TargetRepair
 from bot.fix.types import CodeTarget
-from bot.fix.work import Work, still_failing, test_roots
-from bot.llm.errors import PromptTooLong
-from sandbox.errors import SandboxError
 
 TARGET_SHARE = 0.5  # of the time left, for one target while another ranked one is untried (see share)
 PASS_MIN_S = 45.0  # time left, at least, for another pass over the targets that failed (see another_pass)
 MAX_PASSES = 3
-PASS_SEED = 10_000  # each pass's seeds start this far from the last one's
-OTHER_SCHEDULE: dict[Schedule, Schedule] = {"rising": "falling", "falling": "rising"}
 SWEEP_SHARE, SWEEP_FIRST, SWEEP_WIDER = 0.4, 12, 4  # see _sweep: its share of the time, its rounds' sizes
-
-
-class ModelFailed(Exception):
-    """The model failed during a repair; carries that repair's attempts so the report keeps them."""
-
-    def __init__(self, message: str, repair: TargetRepair) -> None:
-        super().__init__(message)
-        self.repair = repair
 
 
 def alone(work: Work, max_targets: int, spans: tuple[CodeTarget, ...]) -> bool:
@@ -74,15 +51,6 @@ def share(last: bool, deadline: float) -> float:
     now = time.monotonic()
     return now + (deadline - now) * TARGET_SHARE
 
-def turn(repair: RepairOptions, passes: int, last: bool) -> tuple[RepairOptions, int]:
-    """The repair's options and first seed for this turn. A later pass has other seeds and, every other pass, the
-    other temperature schedule. Answers that leave the function unchanged give a target up so that the next one
-    gets the model (`Budgets.unchanged`); the last of a pass has nothing to go on to, and keeps it."""
-    later = passes - 1
-    schedule = repair.schedule if not later % 2 else OTHER_SCHEDULE[repair.schedule]
-    budgets = replace(repair.budgets, unchanged=None) if last else repair.budgets
-    return replace(repair, schedule=schedule, budgets=budgets), PASS_SEED * later
-
 def another_pass(say: Callable[[str], None], work: Work, deadline: float) -> bool:
     """When every target has been tried with time to spare (a small model's answers for one target soon repeat
     what it already tried, and its iterations run out long before the budget), the targets that failed are tried
@@ -97,115 +65,6 @@ def another_pass(say: Callable[[str], None], work: Work, deadline: float) -> boo
     say(f"every target has been tried and {left:.0f} s are left: trying the {len(failed)} that failed again "
         f"with other answers (pass {work.passes} of at most {MAX_PASSES})")
     return True
-
-
-def _repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str],
-                options: FixOptions, deadline: float, last: bool = False) -> TargetRepair:
-    """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first);
-    `last`: nothing else is left to go on to in this pass (bot/fix/loop.py)."""
-    harness = RepoHarness(ctx.sandbox, work.files, spans, tests, options.test_command, tuple(ctx.pythonpath),
-                          work.test_timeout_s, guards=guards_for(work.baseline, spans, tests), deadline=deadline,
-                          shown=tests_shown(work.files, tests, work.run.failures if work.run else ()))
-    source = target_source(work.files, *spans)
-    start = time.monotonic()
-
-    def record(status: RepairStatus, stop_reason: RepairStop, attempts: Sequence[Attempt] = (),
-               changed: int | None = None, fixed: str | None = None, searches: Sequence[SearchRound] = (),
-               made_by: MadeBy | None = None) -> TargetRepair:
-        return TargetRepair(target=spans[0], tests=tuple(sorted(tests)), status=status, stop_reason=stop_reason,
-                            attempts=_as_tested(attempts, part), changed_lines=changed,
-                            wall_s=time.monotonic() - start,
-                            original=source, fixed=fixed, searches=tuple(searches), guards=len(harness.guards),
-                            helper=spans[1] if len(spans) > 1 else None, made_by=made_by, stub=is_stub(source),
-                            anti_patterns=anti_patterns(source, fixed, tests_shown(work.files, tests)) if fixed else ())
-
-    ctx.say(f"  guarding {len(harness.guards)} test(s) that passed before and ran it")
-    part: Excerpt | None = None
-    try:
-        first = harness.check(source)
-        if first.passed:  # the blamed tests pass with this function as it is: not the culprit
-            return record("not_fixed", "passed_without_change")
-        target, part, harness = _as_shown(ctx, work, spans, tests, options, harness, first.feedback)
-        terms, seed = turn(options.repair, work.passes, last)
-        budgets = replace(terms.budgets, wall_s=max(1.0, deadline - time.monotonic()),
-                          max_tokens_per_call=answer_tokens(target.source, terms.budgets.max_tokens_per_call))
-        from bot.agent.graph import repair  # langgraph's second of imports only when a repair runs
-
-        result = repair(AgentContext(llm=ctx.llm, harness=harness, target=target,
-                                     briefing=Briefing(summary=first.feedback, tests=harness.shown),
-                                     options=replace(terms, budgets=budgets), seed=seed,
-                                     progress=progress_lines(ctx.say)))
-    except RepairInterrupted as exc:
-        if isinstance(exc.__cause__, PromptTooLong):  # this target's evidence, not the model: the next may fit
-            ctx.say(f"  the prompt for {spans[0].qualname} does not fit the model's context ({exc}); going on")
-            return record("not_fixed", "prompt_too_long", exc.attempts)
-        repaired = record("not_fixed", "stopped" if exc.stop else "error", exc.attempts)
-        if exc.stop:
-            work.repairs.append(repaired)
-            raise exc.stop from None
-        raise ModelFailed(str(exc), repaired) from exc
-    except (SandboxError, UserError):  # the machine or the user's input: the run's to report, not this target's
-        raise
-    except Exception as exc:  # a bug of fixbot's own, in this target's repair: the other targets still get theirs
-        _report_internal_error(ctx, exc)
-        return record("not_fixed", "internal_error")
-    finally:
-        ctx.tests_s += sum(run.duration_s for run in harness.runs)
-    fixed, changed = _fix_as_tested(result, part)
-    status: RepairStatus = "fixed" if fixed is not None else "not_fixed"
-    if result.stop_reason == "unchanged":
-        ctx.say(f"  the model answered with {spans[0].qualname} unchanged {options.repair.budgets.unchanged} times: "
-                "it sees nothing to mend there; going on")
-    return record(status, result.stop_reason, result.attempts, changed, fixed, result.searches,
-                  result.fixed_by)
-
-
-def _as_shown(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
-              harness: RepoHarness, feedback: str) -> tuple[Target, Excerpt | None, RepoHarness]:
-    """The target as the model is shown it: whole, or an excerpt where the failure points into a long function
-    (with the harness that expands the excerpt's answers back into the whole function)."""
-    target = agent_target(work.files, *spans)
-    part = _excerpt(ctx, work, spans, tests, options, target, feedback)
-    if part is None:
-        return target, None, harness
-    return (replace(target, source=part.source, context=excerpt_context(target, part)), part,
-            replace(harness, expand=part.expand))
-
-
-def _fix_as_tested(result: AgentResult, part: Excerpt | None) -> tuple[str | None, int | None]:
-    """The agent's fix and its changed lines as the tests ran it: an excerpt's put back into its whole function."""
-    if part is None or result.final_code is None:
-        return result.final_code, result.changed_lines
-    fixed = part.expand(result.final_code)
-    return fixed, changed_lines(part.whole, fixed)
-
-
-def _as_tested(attempts: Sequence[Attempt], part: Excerpt | None) -> tuple[Attempt, ...]:
-    """The attempts' code as the tests ran it: an answer to an excerpt put back into its whole function, so that
-    the report's change is the answer's change, not the rest of the function left out of the excerpt."""
-    if part is None:
-        return tuple(attempts)
-    return tuple(replace(a, code=(code := part.expand(a.code)), changed_lines=changed_lines(part.whole, code))
-                 if a.code else a for a in attempts)
-
-
-def _report_internal_error(ctx: FixRun, exc: Exception) -> None:
-    where = traceback.extract_tb(exc.__traceback__)[-1]
-    ctx.say(f"  fixbot failed on this target ({type(exc).__name__}: {exc}, at "
-            f"{Path(where.filename).name}:{where.lineno}); going on with the next. Please report it:\n"
-            + "".join(traceback.format_exception(exc)).rstrip())
-
-
-def _excerpt(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str], options: FixOptions,
-             target: Target, feedback: str) -> Excerpt | None:
-    """The part of a long function that the model is shown and answers with (bot/fix/locate/excerpt.py), if any."""
-    if not options.repair.iterations or len(spans) > 1 or work.run is None:
-        return None
-    part = excerpt_for(work.checkout.root, work.files, work.run, spans[0], tests, target, feedback)
-    if part is not None:
-        ctx.say(f"  showing the model lines {part.first + 1}-{part.stop} of its {len(target.source.splitlines())} "
-                "(where the failing tests' evidence points)")
-    return part
 
 
 def _ranked(work: Work, options: FixOptions) -> list[CodeTarget]:
@@ -341,7 +200,7 @@ def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, ends: float, dead
             else f"the first {search.slow_mutants} mutants"
         ctx.say(f"searching {target.path}::{target.qualname} for a one-edit fix ({len(tests)} failing test(s); "
                 f"{tried})")
-        repaired = _repair_one(ctx, work, (target,), tests, options, min(ends, until(work, deadline)))
+        repaired = repair_one(ctx, work, (target,), tests, options, min(ends, until(work, deadline)))
         if defer(ctx, work, repaired):  # the model still gets the target (its first search round done)
             continue
         if repaired.fixed is None:
@@ -353,7 +212,7 @@ def _sweep_round(ctx: FixRun, work: Work, options: FixOptions, ends: float, dead
 
 def repair_loop(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model: str) -> None:
     """The sweep, then each target's turn with the agent until the tests pass or the time is spent; a fix that
-    looks wrong is kept only when nothing else fixed its tests (bot/fix/deferred.py)."""
+    looks wrong is kept only when nothing else fixed its tests (bot/fix/loop/deferred.py)."""
     def verify(repaired: TargetRepair) -> TargetRepair:
         return _verify(ctx, work, repaired, options, deadline)
 
@@ -386,7 +245,7 @@ def _turns(ctx: FixRun, work: Work, options: FixOptions, deadline: float, model:
         opts = replace(options, repair=replace(options.repair, search=replace(search, first_round=False))) \
             if searched and search else options
         last = alone(work, options.max_targets, chosen[0])
-        repaired = _repair_one(ctx, work, *chosen, opts, share(last, until(work, deadline)), last)
+        repaired = repair_one(ctx, work, *chosen, opts, share(last, until(work, deadline)), last)
         if defer(ctx, work, repaired):
             continue
         if repaired.fixed is not None:
