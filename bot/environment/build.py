@@ -23,6 +23,7 @@ from packaging.utils import canonicalize_name
 from bot.checkout.repository import Checkout
 from bot.environment.dated import install_dated, unmatched
 from bot.environment.drift import Floor, ImportCheck, check_imports, pins_for
+from bot.environment.generated import KNOWN_FILE, generated_modules
 from bot.environment.install.plan import BUILD_DIR, InstallPlan, InstallStep
 from bot.environment.install.relax import RELAX_SCRIPT, loosened, relaxed_argv, requirement_files
 from bot.environment.pip_settings import PipSettings
@@ -34,7 +35,7 @@ RECIPE = "6"  # part of the cache key: a change to how environments are built ne
 LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
 PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/environment/drift.py)
 AS_OF_LABEL = "fixbot.env.as-of"  # the date no release installed is newer than, when the build was cut
-GENERATED_LABEL = "fixbot.env.generated"  # {path: text} of modules the build wrote into the tree (_generated)
+GENERATED_LABEL = "fixbot.env.generated"  # {path: text} of modules the build wrote into the tree (generated.py)
 FLOORS_LABEL = "fixbot.env.floors"  # declared dependencies installed above their lowest declared version (Floor.line)
 PINS_FILE = f"{BUILD_DIR}/fixbot-pins.txt"
 STEP_TIMEOUT_S = 900
@@ -307,38 +308,6 @@ class Built:
     generated: Mapping[str, str]  # GENERATED_LABEL's files
 
 
-# Run in the build container after the plan: the Python modules the build wrote into the project's tree and the
-# checkout lacks (setuptools-scm's `write_to` version module, a generated parser), which the tests import; the
-# tests run from the checkout, so they are kept with the image and added to every run's files.
-GENERATED_SCRIPT = """
-import json, os, sys
-known = set(json.load(open(sys.argv[1])))
-found = {}
-for top, dirs, files in os.walk("SRC"):
-    dirs[:] = [d for d in dirs if d not in ("build", "dist", ".eggs", ".git", "__pycache__", "BUILD")
-               and not d.endswith(".egg-info")]
-    for name in files:
-        path = os.path.join(top, name)
-        rel = os.path.relpath(path, "SRC")
-        if name.endswith(".py") and rel not in known and os.path.getsize(path) <= 65536:
-            found[rel] = open(path, encoding="utf-8", errors="replace").read()
-print("FIXBOT-GENERATED " + json.dumps(found))
-""".replace("SRC", SRC).replace("BUILD", BUILD_DIR)
-KNOWN_FILE = f"{BUILD_DIR}/fixbot-known.json"
-MAX_GENERATED = 20
-
-
-def _generated(box: BuildBox, log: Callable[[str], None]) -> dict[str, str]:
-    result = box.run(("python3", "-c", GENERATED_SCRIPT, f"{SRC}/{KNOWN_FILE}"), timeout_s=120, echo=False)
-    if not result.ok or "FIXBOT-GENERATED " not in result.output:
-        return {}
-    found = json.loads(result.output.rpartition("FIXBOT-GENERATED ")[2].splitlines()[0])
-    if not found or len(found) > MAX_GENERATED:  # a whole build tree written in place: not what the tests need
-        return {}
-    log(f"environment: the build wrote {', '.join(sorted(found))}, which the checkout lacks: kept for the tests")
-    return found
-
-
 def build(client: docker.DockerClient, checkout: Checkout, base: str, python: str, plan: InstallPlan,
            pip: PipSettings, cached: str, hold_back: tuple[str, ...], log: Callable[[str], None],
            as_of: str | None = None) -> Built:
@@ -366,7 +335,7 @@ def build(client: docker.DockerClient, checkout: Checkout, base: str, python: st
         else:
             pins = hold_back
         floors = () if plan.custom else imports.floors
-        generated = _generated(box, log)
+        generated = generated_modules(box, log)
         labels = {"fixbot.env.python": python, LOCK_LABEL: "\n".join(lock), PINS_LABEL: "\n".join(pins),
                   FLOORS_LABEL: "\n".join(floor.line() for floor in floors), AS_OF_LABEL: as_of or "",
                   GENERATED_LABEL: json.dumps(generated)}
