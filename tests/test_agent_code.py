@@ -9,11 +9,11 @@ from bot.agent.source.code import (
     changed_lines,
     code_hash,
     extract_function,
-    faithful,
     signature_problem,
     split_docstring,
     target_kind,
 )
+from bot.agent.source.faithful import faithful
 
 ORIGINAL = '''def mean(xs, start=0):
     """Mean of xs.

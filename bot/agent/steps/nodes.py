@@ -21,7 +21,8 @@ from bot.agent.antipatterns import anti_patterns, refusal
 from bot.agent.context import REPEAT_BOOST, AgentContext, temperature
 from bot.agent.options import SAMPLE_TEMPERATURE
 from bot.agent.search.rounds import search as search_around
-from bot.agent.source.code import changed_lines, code_hash, faithful, signature_problem
+from bot.agent.source.code import changed_lines, code_hash, signature_problem
+from bot.agent.source.faithful import faithful
 from bot.agent.state import END, ORIGINAL_SEEN, AgentState, Cost, Pending, Problem, Sample, Seen, as_pending
 from bot.agent.steps import prompts
 from bot.agent.types import Attempt, Node, Outcome, StopReason, TestOutcome
