@@ -14,11 +14,11 @@ from bot.agent.source.code import (
     changed_lines,
     code_hash,
     extract_function,
-    faithful,
     signature_problem,
     split_docstring,
     target_kind,
 )
+from bot.agent.source.faithful import faithful
 from bot.agent.source.parts import function_names, function_parts, join_parts
 from bot.agent.state import ORIGINAL_SEEN
 from bot.agent.steps import prompts

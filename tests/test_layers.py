@@ -22,6 +22,8 @@ def test_the_checker_finds_a_circle_and_ranks_the_steps():
     assert check_layers.layer("bot.fix.reproduce.runs") < check_layers.layer("bot.fix.locate.rank") \
         < check_layers.layer("bot.fix.pipeline")
     assert check_layers.layer("bot.environment.prepare") < check_layers.layer("bot.fix.types")
+    assert check_layers.layer("bot.fix.verify.patch") < check_layers.layer("bot.fix.loop.targets") \
+        < check_layers.layer("bot.fix.pipeline")
     assert check_layers.layer("sandbox.runner") < check_layers.layer("bot.llm.spec")
 
 

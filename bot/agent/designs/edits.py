@@ -1,4 +1,5 @@
-"""Line edits, the thought-patch agent's answer: JSON from the model, validated and applied deterministically.
+"""Line edits, the thought-patch agent's answer: JSON from the model, validated here and applied
+deterministically by edit_layout.py.
 
     {"edits": [{"op": "replace", "line": "return a - b", "code": "    return a + b"},
                {"op": "insert", "after": "total = 0", "code": "    if not xs:\\n        return 0"},
@@ -99,9 +100,9 @@ def edit_schema(source: str, lines: Collection[str] = ()) -> dict[str, Any]:
     """The JSON Schema of an answer that can be applied to `source`: ops from the set, each naming a line of the
     function by its text (`anchors`), never the `def` line (insert after it is fine), at most MAX_EDITS edits.
     A backend that samples under it cannot write prose, a line the function does not have or a misspelt op; what
-    a schema cannot say (no overlap, code that parses) is still checked when the edits are applied. Given the
-    `lines` a plan names (`quoted`), only those can be replaced or deleted: a plan about one line's fix was
-    written down, again and again, as an edit of the line next to it."""
+    a schema cannot say (no overlap, code that parses) is still checked when the edits are applied
+    (edit_layout.py). Given the `lines` a plan names (`quoted`), only those can be replaced or deleted: a plan
+    about one line's fix was written down, again and again, as an edit of the line next to it."""
     names = anchors(source)
     body = [name for name, n in names.items() if n > 1] or list(names)
     body = [name for name in body if name in lines] or body

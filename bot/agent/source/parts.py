@@ -3,8 +3,8 @@ between them (a two-span repair).
 
 Its code is the functions' own texts, each dedented, the caller first, two blank lines apart. The model answers
 with each function whole (two ```python blocks, or both in one); each part is extracted by its name here, and
-checked and made faithful as a function of its own (bot/agent/source/code.py dispatches on the original's shape); the
-repository harness splices each part into its own span.
+checked (bot/agent/source/code.py) and made faithful (bot/agent/source/faithful.py) as a function of its own, each
+dispatching on the original's shape; the repository harness splices each part into its own span.
 """
 from __future__ import annotations
 
