@@ -55,7 +55,7 @@ def turn(repair: RepairOptions, passes: int, last: bool) -> tuple[RepairOptions,
 
 
 def repair_one(ctx: FixRun, work: Work, spans: tuple[CodeTarget, ...], tests: frozenset[str],
-                options: FixOptions, deadline: float, last: bool = False) -> TargetRepair:
+               options: FixOptions, deadline: float, last: bool = False) -> TargetRepair:
     """Repair one target: one span, or a caller and the helper it calls together (`spans`, the caller first);
     `last`: nothing else is left to go on to in this pass (bot/fix/loop/targets.py, `alone`)."""
     harness = RepoHarness(ctx.sandbox, work.files, spans, tests, options.test_command, tuple(ctx.pythonpath),
