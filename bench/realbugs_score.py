@@ -12,7 +12,8 @@ its own; the patch is compared with the developers' fix by the files and spans i
   fixed        fixbot exited 0, its patch applies, every exposing test passes with it, and there is no regression
 
 The runs at bug-N and fix-N depend on the bug and its environment only, so they are kept in `cache` (a JSON file
-per bug, keyed by the environment's image and the command) and a second bench run of the bug runs the suite once."""
+per bug, keyed by the environment's image and the command) and a second bench run of the bug runs the suite once;
+a patch whose tree is fix-N's, byte for byte, is judged by fix-N's run."""
 from __future__ import annotations
 
 import json
@@ -302,7 +303,9 @@ def _score(bug: Bug, bundles: Bundles, suite: SuiteCommand, patch: str, claimed:
         runner = SuiteRunner(sandbox, TestCommand.parse(suite.command), tuple(env.pythonpath), timeout)
         at_bug, at_fix = cached_runs(cache, key, lambda: (runner.run(env.with_generated(base.files)),
                                                           runner.run(env.with_generated(fix))))
-        with_patch = runner.run(env.with_generated(patched)) if patched is not None else None
+        # a patch that makes fix-N's very tree (the developers' own fix) has fix-N's run: one run per tree
+        with_patch = None if patched is None else at_fix if patched == fix else \
+            runner.run(env.with_generated(patched))
         again = frozenset()
         if with_patch is not None and patched is not None:
             lost = (at_bug.passed & at_fix.passed) - with_patch.passed

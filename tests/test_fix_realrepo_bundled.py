@@ -25,10 +25,13 @@ def _fix(root, out, *more: str, wall: int = 600):
 
 
 def test_bundled_model_repairs_a_hanging_test(tmp_path):
+    """The model, not the search (a one-edit mutant that passes these tests hangs on others): the per-test limit
+    stops the loop, the feedback says where it ran, and the model's answer ends it."""
     root = make_repo(tmp_path / "hang", {"bisection.py": HANG, "tests/test_bisection.py": HANG_TESTS})
-    proc, report, took = _fix(root, tmp_path / "out")
+    proc, report, took = _fix(root, tmp_path / "out", "--no-search", "--test-timeout", "5")
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-2000:]
     assert report["status"] == "fixed" and "timed out" in proc.stdout
+    assert "+            lo = mid + 1" in report["diff"] and report["changed_lines"] == 1
     reproduce = report["runs"][0]
     assert reproduce["failed"] == ["tests/test_bisection.py::test_last"] and not reproduce["timed_out"]
     assert took < 600
