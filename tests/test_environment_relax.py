@@ -30,3 +30,38 @@ def test_the_rewrite_keeps_every_other_line_and_each_lines_extras_and_marker(tmp
     assert done.stdout.strip() == str(path)
     assert path.read_text() == ("nose\nmoto ; python_version < '3.12'  # old api\nMoto_Ext>=2\nmoto-extra<1\n"
                                 "  moto[server]\nmock<2.0\n")
+
+
+class _Box:
+    """A build container's answers, in order: pip's, and the rewrite script's (the files it changed)."""
+
+    def __init__(self, *outputs: tuple[int, str]) -> None:
+        self.outputs, self.ran = list(outputs), []
+
+    def run(self, argv, *, timeout_s, echo=True):
+        from sandbox.builder import CommandResult
+
+        self.ran.append(tuple(argv))
+        code, output = self.outputs.pop(0) if argv[:2] != ("python3", "-c") else (0, "")
+        return CommandResult(argv=tuple(argv), exit_code=code, output=output, duration_s=0.1)
+
+
+def test_the_loosened_commands_failure_is_the_one_acted_on():
+    """Past the missing release a dependency compiles from source: that failure (a C toolchain helps), not the
+    missing release the loosening got past, is what the build tries next and what the user reads."""
+    import pytest
+
+    from bot.environment.build import PIP, DependencyInstallFailed, _run_step
+
+    missing = "ERROR: No matching distribution found for moto<1.0\n"
+    compiler = "error: command 'x86_64-linux-gnu-gcc' failed: No such file or directory\nFailed to build psutil\n"
+    box = _Box((1, missing), (1, compiler))
+    with pytest.raises(DependencyInstallFailed) as failed:
+        _run_step(box, (*PIP, "install", "moto<1.0", "psutil<4.0"), "installing deps", None, lambda _m: None)
+    assert failed.value.needs_compiler and "Failed to build psutil" in str(failed.value)
+    assert box.ran[-1] == (*PIP, "install", "moto", "psutil<4.0")
+    # nothing to loosen: pip's own failure
+    box = _Box((1, missing.replace("moto<1.0", "moto")))
+    with pytest.raises(DependencyInstallFailed) as failed:
+        _run_step(box, (*PIP, "install", "moto"), "installing deps", None, lambda _m: None)
+    assert not failed.value.needs_compiler and failed.value.last_line.endswith("moto")

@@ -119,13 +119,16 @@ def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str
 def _run_step(box: BuildBox, argv: Sequence[str], what: str, as_of: str | None, log: Callable[[str], None]) -> None:
     """A step, as of a date when given (pip's installs only: bot/environment/dated.py); a pinned range that no
     release on the index satisfies is loosened once (bot/environment/install/relax.py). A step that still fails
-    raises with pip's first failure."""
+    raises with pip's last failure (the loosened command's, when there was one)."""
     result = _step_result(box, argv, as_of, log)
     if result.ok:
         return
     relaxed = _relaxed(box, argv, unmatched(result.output), log)
-    if relaxed is None or not _step_result(box, relaxed, as_of, log).ok:
+    if relaxed is None:
         raise _failure(what, result)
+    again = _step_result(box, relaxed, as_of, log)
+    if not again.ok:  # it got past the missing release: its failure (a compiler, another pin) says what to try next
+        raise _failure(what, again)
 
 
 def _step_result(box: BuildBox, argv: Sequence[str], as_of: str | None, log: Callable[[str], None]) -> CommandResult:
