@@ -26,6 +26,8 @@ def test_a_requirement_without_a_release_for_this_python_is_placed_at_the_earlie
 
     def run(argv):
         calls.append(list(argv))
+        if "--dry-run" in argv:  # today's releases hold one for this Python
+            return Ran(True)
         if argv[3:5] == ["install", "mysql-connector>=8"]:  # the placement of the requirement alone
             ok = argv[-1] >= "2020-12"
             if ok:
@@ -59,3 +61,18 @@ def test_a_failure_that_is_not_a_missing_release_ends_at_once_and_the_loop_is_bo
                                   lambda _: None)
     assert not result.ok and len(later) == MAX_LATER
     assert unmatched("x\nERROR: No matching distribution found for a>=1\n") == "a>=1" and unmatched("") is None
+
+
+def test_a_requirement_no_release_satisfies_even_today_is_not_searched_for():
+    """Every cut sees a part of today's releases: one dry run says no cut can help, and the step's failure stands
+    (the build then loosens the requirement)."""
+    calls: list[list[str]] = []
+
+    def run(argv):
+        calls.append(list(argv))
+        return Ran(False, "ERROR: No matching distribution found for moto<1.0\n")
+
+    result, later = install_dated(run, ["python3", "-m", "pip", "install", "-r", "deps.txt"], "2020-01-01T00:00:00Z",
+                                  lambda _: None)
+    assert not result.ok and later == ()
+    assert calls[1] == ["python3", "-m", "pip", "install", "--dry-run", "--no-deps", "moto<1.0"] and len(calls) == 2
