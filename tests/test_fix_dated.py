@@ -76,3 +76,10 @@ def test_a_requirement_no_release_satisfies_even_today_is_not_searched_for():
                                   lambda _: None)
     assert not result.ok and later == ()
     assert calls[1] == ["python3", "-m", "pip", "install", "--dry-run", "--no-deps", "moto<1.0"] and len(calls) == 2
+    # the index failing is not the index lacking it: the cuts are searched as before
+    calls.clear()
+    flaky = "WARNING: Retrying ... Max retries exceeded with url: /simple/moto/\n"
+    install_dated(lambda argv: calls.append(list(argv)) or Ran(False, ("" if "-r" in argv else flaky)
+                                                           + "ERROR: No matching distribution found for moto<1.0\n"),
+                  ["python3", "-m", "pip", "install", "-r", "deps.txt"], "2020-01-01T00:00:00Z", lambda _: None)
+    assert len(calls) > 3 and calls[2][-2:-1] == ["--uploaded-prior-to"]

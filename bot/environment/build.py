@@ -21,7 +21,7 @@ from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
 
 from bot.checkout.repository import Checkout
-from bot.environment.dated import install_dated, unmatched
+from bot.environment.dated import TRANSIENT, install_dated, unmatched
 from bot.environment.drift import Floor, ImportCheck, check_imports, pins_for
 from bot.environment.generated import KNOWN_FILE, generated_modules
 from bot.environment.install.plan import BUILD_DIR, InstallPlan, InstallStep
@@ -49,8 +49,6 @@ PIP_UPGRADE = (*PIP, "install", "pip>=25.1")  # no --upgrade: trixie's own pip 2
 # --uploaded-prior-to came with pip 26; beside a Debian pip that cannot be uninstalled, into /usr/local
 PIP_DATED = (*PIP, "install", "--ignore-installed", "pip>=26")
 # what pip says when the index, not the requirements, failed: a build that fails so may work next time
-TRANSIENT = re.compile(r"ConnectionError|Read timed out|Max retries exceeded|Temporary failure in name resolution|"
-                       r"Could not fetch URL|HTTP error 5\d\d|ProxyError|Connection reset")
 
 
 def lock_tag(python: str, lock: Sequence[str]) -> str:
@@ -123,12 +121,13 @@ def _run_step(box: BuildBox, argv: Sequence[str], what: str, as_of: str | None, 
     result = _step_result(box, argv, as_of, log)
     if result.ok:
         return
-    relaxed = _relaxed(box, argv, unmatched(result.output), log)
+    missing = unmatched(result.output)
+    relaxed = _relaxed(box, argv, missing, log)
     if relaxed is None:
         raise _failure(what, result)
     again = _step_result(box, relaxed, as_of, log)
     if not again.ok:  # it got past the missing release: its failure (a compiler, another pin) says what to try next
-        raise _failure(what, again)
+        raise _failure(f"{what}, {missing} loosened to its name (no release of it is on the index),", again)
 
 
 def _step_result(box: BuildBox, argv: Sequence[str], as_of: str | None, log: Callable[[str], None]) -> CommandResult:

@@ -6,7 +6,7 @@ wheels for a newer Python came later (the sandbox's oldest Python is 3.9; a proj
 Such a requirement is installed first at the earliest later cut that has a release for this Python, half a year at
 a time, and the step then runs again with the date: pip keeps what is installed when it satisfies the step. One
 that no release on the index satisfies even today is not searched for (bot/environment/install/relax.py loosens
-it).
+it where the step names it).
 
 In: a step's pip argv and the date. Out: the command's result, and the requirements installed past the date.
 Never: a cut past today, or more than MAX_LATER requirements past the date in one step."""
@@ -18,6 +18,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
 NO_MATCH = re.compile(r"No matching distribution found for (\S+)")
+# what pip says when the index failed, not the requirements (pip then also finds "no matching distribution")
+TRANSIENT = re.compile(r"ConnectionError|Read timed out|Max retries exceeded|Temporary failure in name resolution|"
+                       r"Could not fetch URL|HTTP error 5\d\d|ProxyError|Connection reset")
 STEP = timedelta(days=182)
 MAX_LATER = 6
 
@@ -80,8 +83,8 @@ def _earliest(run: Callable[[Sequence[str]], R], requirement: str, as_of: str,
               say: Callable[[str], None]) -> str | None:
     # every cut sees a part of today's releases: when none of today's satisfies it, no cut can (one dry run, not
     # one failing install per half year)
-    if unmatched(run(["python3", "-m", "pip", "install", "--dry-run", "--no-deps", requirement]).output) \
-            == requirement:
+    today = run(["python3", "-m", "pip", "install", "--dry-run", "--no-deps", requirement]).output
+    if unmatched(today) == requirement and not TRANSIENT.search(today):
         return None
     for cut in later_cuts(as_of):
         cut_args = ["--uploaded-prior-to", cut] if cut else []
