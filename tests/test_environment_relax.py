@@ -61,6 +61,11 @@ def test_the_loosened_commands_failure_is_the_one_acted_on():
     assert failed.value.needs_compiler and "Failed to build psutil" in str(failed.value)
     assert "moto<1.0 loosened to its name" in str(failed.value)
     assert box.ran[-1] == (*PIP, "install", "moto", "psutil<4.0")
+    # no release of it at all, loosened or not: pip's first failure, which names the pin
+    box = _Box((1, missing), (1, missing.replace("moto<1.0", "moto")))
+    with pytest.raises(DependencyInstallFailed) as failed:
+        _run_step(box, (*PIP, "install", "moto<1.0"), "installing deps", None, lambda _m: None)
+    assert failed.value.last_line.endswith("moto<1.0") and "loosened" not in str(failed.value)
     # nothing to loosen: pip's own failure
     box = _Box((1, missing.replace("moto<1.0", "moto")))
     with pytest.raises(DependencyInstallFailed) as failed:

@@ -17,7 +17,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass, replace
 
 import docker
-from packaging.requirements import Requirement
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from bot.checkout.repository import Checkout
@@ -117,7 +117,7 @@ def _step_argv(step: InstallStep, index: int, pinned: bool = False) -> tuple[str
 def _run_step(box: BuildBox, argv: Sequence[str], what: str, as_of: str | None, log: Callable[[str], None]) -> None:
     """A step, as of a date when given (pip's installs only: bot/environment/dated.py); a pinned range that no
     release on the index satisfies is loosened once (bot/environment/install/relax.py). A step that still fails
-    raises with pip's last failure (the loosened command's, when there was one)."""
+    raises with pip's last failure (the loosened command's, when it got past the missing release)."""
     result = _step_result(box, argv, as_of, log)
     if result.ok:
         return
@@ -126,8 +126,20 @@ def _run_step(box: BuildBox, argv: Sequence[str], what: str, as_of: str | None, 
     if relaxed is None:
         raise _failure(what, result)
     again = _step_result(box, relaxed, as_of, log)
-    if not again.ok:  # it got past the missing release: its failure (a compiler, another pin) says what to try next
-        raise _failure(f"{what}, {missing} loosened to its name (no release of it is on the index),", again)
+    if again.ok:
+        return
+    if _same_name(unmatched(again.output), missing):  # no release of it at all: pip's first word says so best
+        raise _failure(what, result)
+    # it got past the missing release: its failure (a compiler, another pin) says what to try next
+    raise _failure(f"{what}, {missing} loosened to its name (no release of it is on the index),", again)
+
+
+def _same_name(requirement: str | None, other: str | None) -> bool:
+    try:
+        names = {canonicalize_name(Requirement(r or "").name) for r in (requirement, other)}
+    except InvalidRequirement:
+        return False
+    return len(names) == 1
 
 
 def _step_result(box: BuildBox, argv: Sequence[str], as_of: str | None, log: Callable[[str], None]) -> CommandResult:
