@@ -48,7 +48,6 @@ PIP_ENV = {"PIP_NO_INPUT": "1", "PIP_PROGRESS_BAR": "off", "PIP_DISABLE_PIP_VERS
 PIP_UPGRADE = (*PIP, "install", "pip>=25.1")  # no --upgrade: trixie's own pip 25.1 cannot be uninstalled
 # --uploaded-prior-to came with pip 26; beside a Debian pip that cannot be uninstalled, into /usr/local
 PIP_DATED = (*PIP, "install", "--ignore-installed", "pip>=26")
-# what pip says when the index, not the requirements, failed: a build that fails so may work next time
 
 
 def lock_tag(python: str, lock: Sequence[str]) -> str:

@@ -18,7 +18,8 @@ from datetime import UTC, datetime, timedelta
 from typing import Protocol, TypeVar
 
 NO_MATCH = re.compile(r"No matching distribution found for (\S+)")
-# what pip says when the index failed, not the requirements (pip then also finds "no matching distribution")
+# what pip says when the index, not the requirements, failed (pip then also finds "no matching distribution"):
+# a build that fails so may work next time
 TRANSIENT = re.compile(r"ConnectionError|Read timed out|Max retries exceeded|Temporary failure in name resolution|"
                        r"Could not fetch URL|HTTP error 5\d\d|ProxyError|Connection reset")
 STEP = timedelta(days=182)
