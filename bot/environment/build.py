@@ -31,7 +31,7 @@ from bot.errors import UserError
 from sandbox.builder import SRC, BuildBox, BuildSpec, CommandResult, build_box
 
 ENV_REPOSITORY = "fixbot-env"
-RECIPE = "6"  # part of the cache key: a change to how environments are built never reuses an old one
+RECIPE = "7"  # part of the cache key: a change to how environments are built never reuses an old one
 LOCK_LABEL = "fixbot.env.lock"  # every distribution the image's Python has, one `name==version [--hash=...]` per line
 PINS_LABEL = "fixbot.env.pins"  # distributions held at the project's lowest declared version (bot/environment/drift.py)
 AS_OF_LABEL = "fixbot.env.as-of"  # the date no release installed is newer than, when the build was cut
@@ -293,6 +293,10 @@ def _pinned(client: docker.DockerClient, spec: BuildSpec, plan: InstallPlan, pin
     except DependencyInstallFailed as exc:
         log(f"environment: that does not install ({exc.last_line}); keeping the newest versions")
         return None
+    if left.unfinished:
+        log(f"environment: the import check did not finish with them ({left.unfinished}); keeping the newest "
+            "versions")
+        return None
     if left.failed >= newest.failed:
         log(f"environment: {left.failed} module(s) still do not import with them (against {newest.failed}); "
             "keeping the newest versions")
@@ -302,6 +306,10 @@ def _pinned(client: docker.DockerClient, spec: BuildSpec, plan: InstallPlan, pin
 
 
 def _report_drift(imports: ImportCheck, log: Callable[[str], None]) -> tuple[str, ...]:
+    if imports.unfinished:
+        log(f"environment: the import check of the checkout's modules did not finish in {imports.seconds:.1f} s "
+            f"({imports.unfinished}); no dependency is held back for the checkout's imports")
+        return ()
     log(f"environment: imported the checkout's {imports.modules} package module(s) and test file(s) in "
         f"{imports.seconds:.1f} s: {imports.failed} did not import")
     for drift in imports.drifts[:SHOWN_DRIFTS]:

@@ -66,6 +66,7 @@ class ImportCheck:
     failed: int = 0  # modules that did not import, for any reason (a missing test tool, an old stdlib name...)
     modules: int = 0  # modules tried
     seconds: float = 0.0
+    unfinished: str = ""  # why the check wrote no report (its last line of output), when it did not finish
 
 
 def check_imports(box: BuildBox, project: Sequence[str]) -> ImportCheck:
@@ -76,9 +77,13 @@ def check_imports(box: BuildBox, project: Sequence[str]) -> ImportCheck:
     run = box.run(("python3", "-c", script, SRC, REPORT, *project), timeout_s=CHECK_TIMEOUT_S, echo=False)
     report = box.run(("cat", REPORT), timeout_s=30, echo=False)
     try:
-        found = json.loads(report.output) if report.ok else {}
+        found = json.loads(report.output) if report.ok else None
     except json.JSONDecodeError:
-        return ImportCheck()
+        found = None
+    if found is None:
+        lines = [line.strip() for line in run.output.splitlines() if line.strip()]
+        why = "timed out" if run.timed_out else (lines[-1] if lines else f"exit code {run.exit_code}")
+        return ImportCheck(seconds=run.duration_s, unfinished=why[:200])
     drifts = tuple(Drift(module=d["module"], name=d["name"], source=d["from"], dist=d["dist"], version=d["version"],
                          lowest=d["lowest"]) for d in found.get("drift", ()))
     floors = tuple(Floor(dist=f["dist"], lowest=f["lowest"], version=f["version"], modules=tuple(f["modules"]))

@@ -78,6 +78,8 @@ def _floors(lowests):
     floors = []
     for dist in metadata.distributions():
         name = dist.metadata["Name"]
+        if not name:  # a broken install's leftover dist-info without metadata
+            continue
         lowest = _lowest(lowests, name)
         if lowest and lowest != dist.version and name not in PROJECT:
             floors.append({"dist": name, "lowest": lowest, "version": dist.version, "modules": _tops(dist)})
@@ -88,6 +90,8 @@ def _owner(top):
     """The installed distribution that provides top-level package or module `top`."""
     if not _OWNERS:
         for dist in metadata.distributions():
+            if not dist.metadata["Name"]:
+                continue
             for path in dist.files or ():
                 _OWNERS.setdefault(_top(path)[0], (dist.metadata["Name"], dist.version))
     return _OWNERS.get(top)
@@ -139,6 +143,21 @@ def _drift(error):
     return None
 
 
+def _import(module):
+    """The error importing `module` raised, or None. The alarm covers the import alone: what classifies the
+    error afterwards (reading every installed distribution's file list once) may take longer than one module's
+    limit, and an alarm there would end the whole check."""
+    signal.alarm(PER_MODULE_S)
+    try:
+        importlib.import_module(module)
+    except BaseException as error:  # a module may sys.exit() or raise anything at import
+        signal.alarm(0)
+        return error
+    finally:
+        signal.alarm(0)
+    return None
+
+
 def main():
     signal.signal(signal.SIGALRM, _on_alarm)
     lowests = _lowests([text for name in PROJECT for text in _requires(name)])
@@ -149,21 +168,18 @@ def main():
     for root, module in _modules():
         if root not in sys.path:
             sys.path.insert(0, root)
-        signal.alarm(PER_MODULE_S)
         modules += 1
-        try:
-            importlib.import_module(module)
-        except BaseException as error:  # a module may sys.exit() or raise anything at import
-            failed += 1
-            drift = _drift(error)
-            if drift and drift[0]:
-                owner = _owner(drift[0].partition(".")[0])
-                if owner and owner[0] not in PROJECT and (module, drift) not in seen:
-                    seen.add((module, drift))
-                    found.append({"module": module, "name": drift[1], "from": drift[0], "dist": owner[0],
-                                  "version": owner[1], "lowest": _lowest(lowests, owner[0])})
-        finally:
-            signal.alarm(0)
+        error = _import(module)
+        if error is None:
+            continue
+        failed += 1
+        drift = _drift(error)
+        if drift and drift[0]:
+            owner = _owner(drift[0].partition(".")[0])
+            if owner and owner[0] not in PROJECT and (module, drift) not in seen:
+                seen.add((module, drift))
+                found.append({"module": module, "name": drift[1], "from": drift[0], "dist": owner[0],
+                              "version": owner[1], "lowest": _lowest(lowests, owner[0])})
     with open(OUT + ".tmp", "w") as out:
         json.dump({"drift": found, "floors": _floors(lowests), "failed": failed, "modules": modules}, out)
     os.replace(OUT + ".tmp", OUT)
