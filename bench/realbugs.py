@@ -128,7 +128,18 @@ def run_fixbot(cmd: list[str], out: Path, log: Path, args: Namespace) -> dict:
             # of those, the answers whose prompt pointed at a line the model named (the suspect-line question)
             "pointed": dict(Counter(a.get("outcome") for r in repairs for a in r.get("attempts", ())
                                     if a.get("pointed"))),
+            "timings": _timings(report or {}),
             "patch": patch.read_text() if patch.exists() else ""}
+
+
+def _timings(report: dict) -> dict:
+    """Where a run's time went, in seconds: building the environment, the model's calls, the mutation search's
+    rounds (wall), and every test run's own duration summed (the search's among them; runs in the sandbox's
+    containers overlap, so this sum may pass the wall)."""
+    spent = report.get("timings") or {}
+    search = sum(s.get("seconds", 0.0) for r in report.get("repairs", ()) for s in r.get("searches", ()))
+    return {"setup_s": round(spent.get("setup_s", 0.0), 1), "model_s": round(spent.get("model_s", 0.0), 1),
+            "search_s": round(search, 1), "tests_s": round(spent.get("tests_s", 0.0), 1)}
 
 
 def _read_json(path: Path) -> dict | None:
@@ -292,7 +303,7 @@ def failed_row(bug: Bug, head: dict, config: dict, exc: Exception) -> dict:
             "reproduced": None, "why_not_reproduced": "", "judge_error": error, "suite": {}, "exit_code": None,
             "status": "bench error", "message": "", "reason": error, "seconds": 0.0, "overran": False,
             "model_calls": 0, "made_by": [], "families": [], "outcomes": {}, "pointed": {}, "stubs_written": 0,
-            "patch_lines": 0, "patch_applies": None,
+            "timings": {}, "patch_lines": 0, "patch_applies": None,
             "exposing_pass": None, "regressions": [], "flaky_with_patch": [], "set_aside": {}, "files": [],
             "developer_files": [], "functions": [], "developer_functions": [], "same_functions": None,
             "anti_patterns": [],

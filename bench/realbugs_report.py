@@ -67,7 +67,19 @@ def summarize(rows: list[dict]) -> dict:
             "set_aside": dict(sum((Counter(r["set_aside"]) for r in rows), Counter())),
             "families": dict(Counter(f for r in dev if r["verdict"] == "fixed" for f in r.get("families", ()))),
             "outcomes": dict(sum((Counter(r.get("outcomes", {})) for r in rows), Counter())),
-            "pointed": dict(sum((Counter(r.get("pointed", {})) for r in rows), Counter()))}
+            "pointed": dict(sum((Counter(r.get("pointed", {})) for r in rows), Counter())),
+            "timings": _timings([r for r in rows if r["reproduced"]])}
+
+
+TIMINGS = (("wall", "seconds"), ("setup", "setup_s"), ("model", "model_s"), ("search", "search_s"))
+
+
+def _timings(rows: list[dict]) -> dict:
+    """The median seconds per reproduced bug of the whole run and of its parts, over the rows that say (rows of
+    an older bench do not)."""
+    timed = [r for r in rows if r.get("timings")]
+    return {name: _median([r[key] if key == "seconds" else r["timings"][key] for r in timed])
+            for name, key in TIMINGS} | {"bugs": len(timed)} if timed else {}
 
 
 def _cell(value: object) -> str:
@@ -101,6 +113,10 @@ def notes(summary: dict) -> list[str]:
     if summary.get("pointed"):
         lines.append("of those, answers pointed at a line the model named as wrong: " +
                      ", ".join(f"{k} {n}" for k, n in sorted(summary["pointed"].items(), key=lambda kn: -kn[1])))
+    if summary.get("timings"):
+        spent = summary["timings"]
+        lines.append(f"median seconds per reproduced bug ({spent['bugs']} timed): " +
+                     ", ".join(f"{name} {spent[name]:g}" for name, _ in TIMINGS))
     aside = summary["set_aside"]
     if aside:
         lines.append("tests set aside by the judge, over all bugs: " +

@@ -313,9 +313,10 @@ def row(bug_id: str, split: str = "dev", **fields) -> dict:
 
 ROWS = [
     row("youtube-dl-1", verdict="fixed", exit_code=0, made_by=["search"], identical=True, same_functions=True,
-        seconds=60.0, families=["compare"], outcomes={"failed": 2, "unapplied": 1}, pointed={"failed": 1}),
+        seconds=60.0, families=["compare"], outcomes={"failed": 2, "unapplied": 1}, pointed={"failed": 1},
+        timings={"setup_s": 10.0, "model_s": 20.0, "search_s": 5.0, "tests_s": 30.0}),
     row("youtube-dl-2", verdict="fixed", exit_code=0, made_by=["model"], identical=False, same_functions=True,
-        seconds=200.0),
+        seconds=200.0, timings={"setup_s": 30.0, "model_s": 100.0, "search_s": 50.0, "tests_s": 90.0}),
     row("youtube-dl-3", verdict="regression accepted", exit_code=0, regressions=["t::a"], seconds=300.0),
     row("youtube-dl-4", exit_code=2, reason="fixbot: error: boom", seconds=5.0),
     row("httpie-1", verdict="not reproduced", reproduced=False, why_not_reproduced="network: t tries"),
@@ -341,6 +342,8 @@ def test_the_summary_puts_dev_beside_holdout_per_project_and_counts_who_made_eac
     assert "search families of the dev fixes the search made: compare 1" in text  # the holdout's not named
     assert "model answers, over all bugs, by how they ended: failed 3, unapplied 1, passed 1" in text
     assert "of those, answers pointed at a line the model named as wrong: failed 1" in text
+    # the rows that say where their time went (an older bench's do not)
+    assert "median seconds per reproduced bug (2 timed): wall 130, setup 20, model 60, search 27.5" in text
 
 
 def test_recorded_bugs_are_skipped_unless_forced_and_a_row_file_holds_one_configuration(shared_data, tmp_path,
@@ -445,6 +448,8 @@ def test_the_bench_runs_fixbot_writes_a_row_per_bug_skips_it_next_time_and_stops
     assert r["made_by"] == ["model"] and r["model_calls"] >= 1 and r["regressions"] == [] and not r["overran"]
     assert r["families"] == [] and r["outcomes"].get("passed") == 1  # the model's fix, no search
     assert r["pointed"] == {}  # the first answer passed: no line was asked for
+    assert set(r["timings"]) == {"setup_s", "model_s", "search_s", "tests_s"}, r  # where its time went
+    assert r["timings"]["search_s"] == 0 and r["timings"]["setup_s"] > 0 and r["timings"]["tests_s"] > 0, r
     assert r["split"] == "dev" and r["suite"]["command"] == "pytest" and r["commit"] and r["date"]
     assert "[1/1] proj-1: FIXED · fixbot exit 0 (fixed)" in first.stderr  # progress on stderr with --json
     assert json.loads(first.stdout)["rows"]["dev · all"]["fixed"] == 1

@@ -91,7 +91,7 @@ class BestAttempt:
 @dataclass(frozen=True)
 class Timings:
     setup_s: float = 0.0  # environment (dependencies) and sandbox start
-    tests_s: float = 0.0  # sandbox test runs outside the agent (reproduce, re-run, verify)
+    tests_s: float = 0.0  # every sandbox test run (reproduce, candidates, searches, verify), summed: runs overlap
     model_s: float = 0.0  # model calls
     total_s: float = 0.0
     prompt_eval_s: float = 0.0  # of model_s: evaluating prompts (the rest is mostly generating)
