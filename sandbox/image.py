@@ -41,9 +41,13 @@ def check_python(python: str) -> str:
 
 BASE_PACKAGES = ("python3", "python3-pytest", "python3-coverage", "python3-pip", "python3-venv")
 # What a project's dependencies need to compile from source (an sdist with C code and no wheel for this Python):
-# the C toolchain, Python's headers, and the two libraries C extensions most often link against. A CI runner has
-# them; the build container gets them only when a build needs them (tools_spec).
-BUILD_TOOLS = ("build-essential", "python3-dev", "pkg-config", "libffi-dev", "libssl-dev")
+# the C toolchain, Python's headers, and the development files of the system libraries that PyPI's C extensions
+# most often link against: libffi and OpenSSL (cffi, cryptography), PostgreSQL's and MySQL's client libraries
+# (psycopg2, mysqlclient), libxml2 and libxslt (lxml), zlib and libjpeg (Pillow), libyaml (PyYAML's C loader).
+# A CI runner has them; the build container gets them only when a build needs them (tools_spec).
+BUILD_TOOLS = ("build-essential", "python3-dev", "pkg-config", "libffi-dev", "libssl-dev", "libpq-dev",
+               "default-libmysqlclient-dev", "libxml2-dev", "libxslt1-dev", "zlib1g-dev", "libjpeg-dev",
+               "libyaml-dev")
 
 
 @dataclass(frozen=True)

@@ -63,7 +63,8 @@ class DependencyInstallFailed(UserError):
                  transient: bool = False, killed: bool = False, timed_out: bool = False) -> None:
         super().__init__(message)
         self.last_line = last_line
-        self.needs_compiler = needs_compiler  # a dependency compiles from source and the build had no C toolchain
+        # a dependency compiles from source and the build lacked the C toolchain or a library's development files
+        self.needs_compiler = needs_compiler
         self.transient = transient  # the index failed, not the requirements: another way would fail the same way
         # the step was killed from outside or ended without a status: another way may build, but this failure says
         # nothing about the requirements and is not remembered
@@ -71,10 +72,14 @@ class DependencyInstallFailed(UserError):
         self.timed_out = timed_out  # past STEP_TIMEOUT_S (counted as transient too)
 
 
-# what a build without a C toolchain says when a dependency compiles from source
+# what a build without a C toolchain says when a dependency compiles from source: no compiler, no Python headers,
+# or no development files of a system library it links against (a missing header; its `-config` program, which
+# psycopg2's pg_config, mysqlclient's mysql_config and lxml's xml2-config are)
 NO_COMPILER = re.compile(r"command '[\w./-]*(?:gcc|cc|g\+\+)' failed|unable to execute '[\w./-]*(?:gcc|cc)'|"
                          r"Python\.h: No such file|No working compiler found|gcc: (?:error|not found)|"
-                         r"error: Microsoft Visual C\+\+|compiler (?:cc|gcc) not found")
+                         r"error: Microsoft Visual C\+\+|compiler (?:cc|gcc) not found|"
+                         r"fatal error: [\w/.+-]+\.h: No such file or directory|"
+                         r"\b[\w.-]+[-_]config(?::| executable)? not found")
 
 
 def _killed(result: CommandResult) -> str | None:
