@@ -152,7 +152,7 @@ def _next_attempt(tried: _Attempt, exc: DependencyInstallFailed, request: EnvReq
 FAILURE_LABEL = "fixbot.failure"  # on a marker: the failure's message and last line, as JSON
 # Raised whenever the build learns a new way past a failure (a loosened pin): a marker an older build left is then
 # tried again, where a built environment stays reusable.
-FAILURE_FORMAT = 3
+FAILURE_FORMAT = 4
 
 
 def _failed_before(client: docker.DockerClient, tag: str) -> tuple[DependencyInstallFailed, str] | None:
