@@ -449,7 +449,7 @@ def test_the_bench_runs_fixbot_writes_a_row_per_bug_skips_it_next_time_and_stops
     assert r["families"] == [] and r["outcomes"].get("passed") == 1  # the model's fix, no search
     assert r["pointed"] == {}  # the first answer passed: no line was asked for
     assert set(r["timings"]) == {"setup_s", "model_s", "search_s", "tests_s"}, r  # where its time went
-    assert r["timings"]["search_s"] == 0 and r["timings"]["setup_s"] > 0 and r["timings"]["tests_s"] > 0, r
+    assert r["timings"]["search_s"] == 0 and r["timings"]["tests_s"] > 0, r  # nothing to install: setup ~0 s
     assert r["split"] == "dev" and r["suite"]["command"] == "pytest" and r["commit"] and r["date"]
     assert "[1/1] proj-1: FIXED · fixbot exit 0 (fixed)" in first.stderr  # progress on stderr with --json
     assert json.loads(first.stdout)["rows"]["dev · all"]["fixed"] == 1

@@ -25,11 +25,14 @@ def test_what_pip_says_of_a_missing_compiler_header_or_library_sends_the_build_t
     assert _says("Error: pg_config executable not found.\n\npg_config is required to build psycopg2 from source.")
     assert _says("OSError: mysql_config not found")
     assert _says("/bin/sh: 1: xml2-config: not found")
+    assert _says("/bin/sh: pg_config: command not found")
+    assert _says("FileNotFoundError: [Errno 2] No such file or directory: 'mysql_config'")
     assert _says("src/_yaml.c:4:10: fatal error: yaml.h: No such file or directory")
     # a build that failed for another reason: the toolchain would not help
     assert not _says("ERROR: Could not find a version that satisfies the requirement nosuch==1.0")
     assert not _says("SyntaxError: Missing parentheses in call to 'print'")
     assert not _says("ModuleNotFoundError: No module named 'setuptools.config'")
+    assert not _says("jupyter_config not found; using defaults")  # a program's configuration, not a library's
 
 
 SETUP_PY = """\

@@ -57,13 +57,50 @@ def test_the_check_reports_when_classifying_outlasts_a_modules_limit_and_a_distr
     (tools / "pip").symlink_to(Path(pip.__file__).parent)
     # -S: no site-packages, so the installed distributions are the tree's two, not this machine's hundreds
     run = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120,
-                         env={"PYTHONPATH": str(tools)})
+                         env={"PYTHONPATH": str(tools)}, cwd=tmp_path)
     assert run.returncode == 0, run.stderr[-2000:]
     report = json.loads(out.read_text())
-    assert report["modules"] == 3 and report["failed"] == 1, report
+    assert report["modules"] == 3 and report["failed"] == 1 and report["finished"] is True, report
     assert report["drift"] == [{"module": "pkg.uses_dep", "name": "dropped", "from": "dep", "dist": "dep",
                                 "version": "2.0", "lowest": None}], report
     assert report["floors"] == [], report
+
+
+def _check(tmp_path: Path, modules: dict[str, str]) -> tuple[subprocess.CompletedProcess, dict]:
+    """The check on the host's Python over package `pkg` of `modules`, one second per module, for the installed
+    project `proj`, which asks for dep>=1.0 (2.0 installed: a floor)."""
+    src, site = _tree(tmp_path)
+    (site / "proj-0.1.dist-info").mkdir()
+    (site / "proj-0.1.dist-info" / "METADATA").write_text(
+        "Metadata-Version: 2.1\nName: proj\nVersion: 0.1\nRequires-Dist: dep>=1.0\n")
+    for name, text in modules.items():
+        (src / "pkg" / f"{name}.py").write_text(text)
+    out, tools = tmp_path / "report.json", tmp_path / "tools"
+    tools.mkdir()
+    (tools / "pip").symlink_to(Path(pip.__file__).parent)
+    code = (f"import runpy, sys\nsys.argv = ['import_check.py', {str(src)!r}, {str(out)!r}, 'proj']\n"
+            f"sys.path.insert(0, {str(site)!r})\ncheck = runpy.run_path({str(SCRIPT)!r}, run_name='import_check')\n"
+            "check['main'].__globals__['PER_MODULE_S'] = 1\ncheck['main']()\n")
+    run = subprocess.run([sys.executable, "-S", "-c", code], capture_output=True, text=True, timeout=120,
+                         env={"PYTHONPATH": str(tools)}, cwd=tmp_path)
+    return run, json.loads(out.read_text())
+
+
+def test_a_module_cannot_take_away_the_limit_of_the_modules_after_it(tmp_path):
+    run, report = _check(tmp_path, {
+        "a_ignores": "import signal\nsignal.signal(signal.SIGALRM, signal.SIG_IGN)\n",  # its own handler
+        "b_swallows": "import time\ntry:\n    time.sleep(30)\nexcept Exception:\n    pass\n",  # a retry loop's
+        "c_sleeps": "import time\ntime.sleep(30)\n"})
+    assert run.returncode == 0, run.stderr[-2000:]
+    # uses_dep (drift) and the two sleepers failed, each stopped at its limit
+    assert report["finished"] is True and report["modules"] == 6 and report["failed"] == 3, report
+
+
+def test_a_module_that_ends_the_process_keeps_the_floors_and_says_the_check_did_not_finish(tmp_path):
+    run, report = _check(tmp_path, {"a_exits": "import os\nos._exit(3)\n"})
+    assert run.returncode == 3
+    assert report["finished"] is False and report["modules"] == 0, report
+    assert report["floors"] == [{"dist": "dep", "lowest": "1.0", "version": "2.0", "modules": ["dep"]}], report
 
 
 class _Box:
@@ -83,6 +120,23 @@ def test_a_check_that_wrote_no_report_says_why():
     found = check_imports(_Box("Traceback (most recent call last):\n  ...\nMemoryError\n"), ["proj"])  # type: ignore[arg-type]
     assert found.unfinished == "MemoryError" and found.modules == 0 and found.seconds == 6.4
     assert check_imports(_Box("", timed_out=True), ["proj"]).unfinished == "timed out"  # type: ignore[arg-type]
+
+
+class _Ended(_Box):
+    """A build container whose import check wrote its first report (the floors) and then ended."""
+
+    def run(self, argv, *, timeout_s, echo=True):  # type: ignore[no-untyped-def]
+        if argv[0] == "cat":
+            report = {"drift": [], "floors": [{"dist": "dep", "lowest": "1.0", "version": "2.0", "modules": ["dep"]}],
+                      "failed": 0, "modules": 0, "finished": False}
+            return CommandResult(argv=tuple(argv), exit_code=0, output=json.dumps(report), duration_s=0.0)
+        return super().run(argv, timeout_s=timeout_s, echo=echo)
+
+
+def test_a_check_that_ended_early_keeps_its_floors():
+    found = check_imports(_Ended("some module's last words\n"), ["proj"])  # type: ignore[arg-type]
+    assert found.unfinished == "some module's last words" and not found.drifts
+    assert [(f.dist, f.lowest, f.version, f.modules) for f in found.floors] == [("dep", "1.0", "2.0", ("dep",))]
 
 
 def test_the_build_log_says_the_check_did_not_finish_and_holds_nothing_back():

@@ -73,13 +73,15 @@ class DependencyInstallFailed(UserError):
 
 
 # what a build without a C toolchain says when a dependency compiles from source: no compiler, no Python headers,
-# or no development files of a system library it links against (a missing header; its `-config` program, which
-# psycopg2's pg_config, mysqlclient's mysql_config and lxml's xml2-config are)
+# or no development files of a system library it links against (a missing header; the library's `-config` program
+# that the build asks: psycopg2's pg_config, mysqlclient's mysql_config, lxml's xml2-config)
 NO_COMPILER = re.compile(r"command '[\w./-]*(?:gcc|cc|g\+\+)' failed|unable to execute '[\w./-]*(?:gcc|cc)'|"
                          r"Python\.h: No such file|No working compiler found|gcc: (?:error|not found)|"
                          r"error: Microsoft Visual C\+\+|compiler (?:cc|gcc) not found|"
                          r"fatal error: [\w/.+-]+\.h: No such file or directory|"
-                         r"\b[\w.-]+[-_]config(?::| executable)? not found")
+                         r"\b(?:pg|mysql|mariadb|xml2|xslt|curl|pkg)[-_]config\b(?::| executable)?"
+                         r"(?: command)? not found|"
+                         r"No such file or directory: '(?:pg|mysql|mariadb)_config'")
 
 
 def _killed(result: CommandResult) -> str | None:

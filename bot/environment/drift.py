@@ -71,8 +71,8 @@ class ImportCheck:
 
 def check_imports(box: BuildBox, project: Sequence[str]) -> ImportCheck:
     """The checkout's imports that fail, with the lowest versions `project` (its installed distributions)
-    declares; nothing found when the check itself did not finish (a module that ends the process, a hang): it
-    only ever adds information."""
+    declares; no drift found when the check itself did not finish (a module that ends the process, a hang), only
+    the floors and why: it only ever adds information."""
     script = resources.files("bot.inside").joinpath("import_check.py").read_text(encoding="utf-8")
     run = box.run(("python3", "-c", script, SRC, REPORT, *project), timeout_s=CHECK_TIMEOUT_S, echo=False)
     report = box.run(("cat", REPORT), timeout_s=30, echo=False)
@@ -80,14 +80,16 @@ def check_imports(box: BuildBox, project: Sequence[str]) -> ImportCheck:
         found = json.loads(report.output) if report.ok else None
     except json.JSONDecodeError:
         found = None
-    if found is None:
+    floors = tuple(Floor(dist=f["dist"], lowest=f["lowest"], version=f["version"], modules=tuple(f["modules"]))
+                   for f in (found or {}).get("floors", ()) if f["modules"])
+    if found is None or not found.get("finished", True):
         lines = [line.strip() for line in run.output.splitlines() if line.strip()]
         why = "timed out" if run.timed_out else (lines[-1] if lines else f"exit code {run.exit_code}")
-        return ImportCheck(seconds=run.duration_s, unfinished=why[:200])
+        if run.ok and found is None:  # the check finished; reading its report did not
+            why = f"its report could not be read: {' '.join(report.output.split())}"
+        return ImportCheck(floors=floors, seconds=run.duration_s, unfinished=why[:200])
     drifts = tuple(Drift(module=d["module"], name=d["name"], source=d["from"], dist=d["dist"], version=d["version"],
                          lowest=d["lowest"]) for d in found.get("drift", ()))
-    floors = tuple(Floor(dist=f["dist"], lowest=f["lowest"], version=f["version"], modules=tuple(f["modules"]))
-                   for f in found.get("floors", ()) if f["modules"])
     return ImportCheck(drifts=drifts, floors=floors, failed=found.get("failed", 0), modules=found.get("modules", 0),
                        seconds=run.duration_s)
 

@@ -2,8 +2,10 @@
 checkout's package modules and test files, and report each import that failed inside an installed distribution
 (`cannot import name 'is_windows' from 'requests.compat'`) with the lowest version of that distribution the
 installed project declares, and how many imports failed for any reason. Writes
-`{"drift": [...], "floors": [...], "failed": N, "modules": M}` to the file named by its second argument (not to
-stdout: the modules' own output goes there and to stderr, which the container's log may interleave with it). The
+`{"drift": [...], "floors": [...], "failed": N, "modules": M, "finished": true}` to the file named by its second
+argument, not to stdout: the modules' own output goes there and to stderr, which the container's log may
+interleave with it. The floors need no import and are written first, with `"finished": false`, so that a module
+that ends the process does not lose them. The
 further arguments name the project's own installed distributions (the lock script found them), whose requirements
 give the lowest versions; `floors` lists every declared dependency installed above its lowest declared version,
 with its top-level modules (a test that fails inside one of them may need the older release).
@@ -26,12 +28,16 @@ PER_MODULE_S = 5
 SITE_DIRS = ("/site-packages/", "/dist-packages/")
 
 
-class _Slow(Exception):
+class _Slow(BaseException):  # not an Exception: a module's own `except Exception` must not swallow its limit
     pass
 
 
+_ARMED = False  # True only while an import runs: an alarm delivered a moment late ends nothing else
+
+
 def _on_alarm(signum, frame):
-    raise _Slow()
+    if _ARMED:
+        raise _Slow()
 
 
 def _is_test(name):
@@ -77,7 +83,7 @@ def _floors(lowests):
     """Each declared dependency installed at a version above the lowest the project declares for it."""
     floors = []
     for dist in metadata.distributions():
-        name = dist.metadata["Name"]
+        name = dist.metadata.get("Name")
         if not name:  # a broken install's leftover dist-info without metadata
             continue
         lowest = _lowest(lowests, name)
@@ -90,7 +96,7 @@ def _owner(top):
     """The installed distribution that provides top-level package or module `top`."""
     if not _OWNERS:
         for dist in metadata.distributions():
-            if not dist.metadata["Name"]:
+            if not dist.metadata.get("Name"):
                 continue
             for path in dist.files or ():
                 _OWNERS.setdefault(_top(path)[0], (dist.metadata["Name"], dist.version))
@@ -147,20 +153,32 @@ def _import(module):
     """The error importing `module` raised, or None. The alarm covers the import alone: what classifies the
     error afterwards (reading every installed distribution's file list once) may take longer than one module's
     limit, and an alarm there would end the whole check."""
-    signal.alarm(PER_MODULE_S)
+    global _ARMED
+    signal.signal(signal.SIGALRM, _on_alarm)  # again each time: a module may have set its own handler
     try:
-        importlib.import_module(module)
+        try:
+            _ARMED = True
+            signal.alarm(PER_MODULE_S)
+            importlib.import_module(module)
+        finally:
+            _ARMED = False
+            signal.alarm(0)
     except BaseException as error:  # a module may sys.exit() or raise anything at import
-        signal.alarm(0)
         return error
-    finally:
-        signal.alarm(0)
     return None
 
 
+def _write(report):
+    with open(OUT + ".tmp", "w") as out:
+        json.dump(report, out)
+    os.replace(OUT + ".tmp", OUT)
+
+
 def main():
-    signal.signal(signal.SIGALRM, _on_alarm)
     lowests = _lowests([text for name in PROJECT for text in _requires(name)])
+    floors = _floors(lowests)
+    # the floors first: they need no import, and a module that ends the process keeps them
+    _write({"drift": [], "floors": floors, "failed": 0, "modules": 0, "finished": False})
     found, seen, failed, modules = [], set(), 0, 0
     for root in (os.path.join(SRC, "src"), SRC):  # where the test runs import the project from
         if os.path.isdir(root):
@@ -180,9 +198,7 @@ def main():
                 seen.add((module, drift))
                 found.append({"module": module, "name": drift[1], "from": drift[0], "dist": owner[0],
                               "version": owner[1], "lowest": _lowest(lowests, owner[0])})
-    with open(OUT + ".tmp", "w") as out:
-        json.dump({"drift": found, "floors": _floors(lowests), "failed": failed, "modules": modules}, out)
-    os.replace(OUT + ".tmp", OUT)
+    _write({"drift": found, "floors": floors, "failed": failed, "modules": modules, "finished": True})
 
 
 if __name__ == "__main__":
