@@ -35,15 +35,8 @@ def test_what_pip_says_of_a_missing_compiler_header_or_library_sends_the_build_t
     assert not _says("jupyter_config not found; using defaults")  # a program's configuration, not a library's
 
 
-SETUP_PY = """\
-from setuptools import setup
-{marker}
-setup(name="pgapp", version="0.1", packages=["pgapp"], install_requires=["psycopg2"])
-"""
-
-
 def test_a_dependency_that_needs_a_system_librarys_development_files_builds_with_the_toolchain(built):
-    files = {"setup.py": SETUP_PY.format(marker=unique()), "pgapp/__init__.py": "",
+    files = {"requirements.txt": f"psycopg2\n{unique()}", "pgapp/__init__.py": "",
              "tests/test_pg.py": "import psycopg2\n\ndef test_libpq():\n    assert psycopg2.__libpq_version__\n"}
     lines: list[str] = []
     env = built(Checkout("/nowhere", {path: text.encode() for path, text in files.items()}),
