@@ -35,8 +35,18 @@ def test_what_pip_says_of_a_missing_compiler_header_or_library_sends_the_build_t
     assert not _says("jupyter_config not found; using defaults")  # a program's configuration, not a library's
 
 
-def test_a_dependency_that_needs_a_system_librarys_development_files_builds_with_the_toolchain(built):
-    files = {"requirements.txt": f"psycopg2\n{unique()}", "pgapp/__init__.py": "",
+SETUP_PY = """\
+from setuptools import setup
+{marker}
+setup(name="pgapp", version="0.1", packages=["pgapp"], install_requires=["psycopg2"])
+"""
+
+
+@pytest.mark.parametrize("declared", ["requirements.txt", "setup.py"])  # a setup.py's install step is optional
+def test_a_dependency_that_needs_a_system_librarys_development_files_builds_with_the_toolchain(built, declared):
+    declares = {"requirements.txt": f"psycopg2\n{unique()}"} if declared == "requirements.txt" else \
+        {"setup.py": SETUP_PY.format(marker=unique())}
+    files = {**declares, "pgapp/__init__.py": "",
              "tests/test_pg.py": "import psycopg2\n\ndef test_libpq():\n    assert psycopg2.__libpq_version__\n"}
     lines: list[str] = []
     env = built(Checkout("/nowhere", {path: text.encode() for path, text in files.items()}),

@@ -256,9 +256,13 @@ def _install(box: BuildBox, plan: InstallPlan, log: Callable[[str], None],
 
 def _optional_again(box: BuildBox, argv: Sequence[str], what: str, as_of: str | None,
                     failure: DependencyInstallFailed, log: Callable[[str], None]) -> None:
-    """After an optional step (building the project itself) failed: where the index failed, not the build, run
-    it once more, since the environment built without it is cached and reused by later runs; a step that still
-    fails, or failed for any other reason, is left out and said."""
+    """After an optional step (building the project itself) failed: where it compiles from source in a build
+    container with no C compiler, raise, so that the base with the C toolchain is tried (its dependencies would
+    be missing otherwise); where the index failed, not the build, run it once more, since the environment built
+    without it is cached and reused by later runs; a step that still fails, or failed for any other reason, is
+    left out and said."""
+    if failure.needs_compiler and not box.run(("sh", "-c", "command -v cc"), timeout_s=30, echo=False).ok:
+        raise failure
     if failure.transient and not failure.timed_out:
         log(f"environment: installing {what} failed as the package index does ({failure.last_line}); trying it "
             "once more")
