@@ -96,10 +96,12 @@ def _owner(top):
     """The installed distribution that provides top-level package or module `top`."""
     if not _OWNERS:
         for dist in metadata.distributions():
-            if not dist.metadata.get("Name"):
+            name = dist.metadata.get("Name")  # each `metadata` or `version` reads METADATA again: once per dist
+            if not name:
                 continue
+            owner = (name, dist.version)
             for path in dist.files or ():
-                _OWNERS.setdefault(_top(path)[0], (dist.metadata["Name"], dist.version))
+                _OWNERS.setdefault(_top(path)[0], owner)
     return _OWNERS.get(top)
 
 
